@@ -1,0 +1,54 @@
+# Every entry point of the project. Tools and real test binaries are installed by hack/
+# scripts into bin/ (git-ignored), each skipping work already done.
+SHELL := /usr/bin/env bash
+BIN := $(CURDIR)/bin
+KUBE_VERSION ?= v1.37.0
+OPENSEARCH_VERSION ?= 3.6.0
+CONTROLLER_GEN := $(BIN)/controller-gen
+export KUBE_VERSION OPENSEARCH_VERSION
+
+.PHONY: all build test unit demo bench manifests generate lint tools real-parts clean
+all: build
+
+## build: the operator binary (manager and CLI) in bin/vectorpilot
+build:
+	go build -o $(BIN)/vectorpilot ./cmd/vectorpilot
+
+## tools: code generators and checkers pinned by version
+tools:
+	hack/install-tools.sh
+
+## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server
+real-parts:
+	hack/install-kube.sh
+	hack/install-opensearch.sh >/dev/null
+	hack/install-s3.sh >/dev/null
+
+## manifests: CRDs and RBAC from the API types and controller markers
+manifests: tools
+	$(CONTROLLER_GEN) rbac:roleName=vectorpilot-manager crd paths="./..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+## generate: deepcopy code for the API types
+generate: tools
+	$(CONTROLLER_GEN) object paths="./api/..."
+
+## lint: go vet and gofmt
+lint:
+	go vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## test: unit + integration tests against real parts (installs them first)
+test: tools real-parts lint
+	hack/test.sh
+
+## unit: tests that need no real part
+unit:
+	go test -short ./...
+
+## demo: the main job on the embedded local default
+demo: tools real-parts build
+	hack/demo.sh
+
+clean:
+	rm -rf $(BIN)/run

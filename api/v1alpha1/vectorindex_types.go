@@ -1,0 +1,305 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Deletion policies: what happens to the OpenSearch index when its VectorIndex is deleted.
+const (
+	DeletionPolicyRetain = "Retain"
+	DeletionPolicyDelete = "Delete"
+)
+
+// VectorIndexSpec declares one k-NN index. Index-time properties (name, shards, each field's
+// dimension, data type, space, engine, method and its build parameters) are immutable and
+// guarded here, at admission; the rest converges on the live index.
+// +kubebuilder:validation:XValidation:rule="has(self.indexName) == has(oldSelf.indexName) && (!has(self.indexName) || self.indexName == oldSelf.indexName)",message="spec.indexName is immutable",fieldPath=".indexName"
+// +kubebuilder:validation:XValidation:rule="self.fields.all(f, !has(f.method.parameters) || !has(f.method.parameters.efSearch) || self.fields.all(g, !has(g.method.parameters) || !has(g.method.parameters.efSearch) || g.method.parameters.efSearch == f.method.parameters.efSearch))",message="spec.fields[*].method.parameters.efSearch must be equal on every field: OpenSearch applies ef_search to the whole index",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraMappings) || self.fields.all(f, !(f.name in self.extraMappings))",message="spec.extraMappings must not define a field that spec.fields declares",fieldPath=".extraMappings"
+type VectorIndexSpec struct {
+	// clusterRef names the SearchCluster, in the same namespace, that holds the index.
+	ClusterRef LocalObjectReference `json:"clusterRef"`
+
+	// indexName is the OpenSearch index name; metadata.name when empty. Immutable.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._-]*$`
+	IndexName string `json:"indexName,omitempty"`
+
+	// shards is the number of primary shards. Immutable.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.shards is immutable"
+	Shards int32 `json:"shards,omitempty"`
+
+	// replicas is the number of replicas of each shard.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=15
+	Replicas int32 `json:"replicas"`
+
+	// refreshInterval is index.refresh_interval: a duration such as 1s or 500ms, or -1 to
+	// turn periodic refresh off.
+	// +optional
+	// +kubebuilder:default="1s"
+	// +kubebuilder:validation:Pattern=`^(-1|[0-9]+(ms|s|m|h))$`
+	// +kubebuilder:validation:MaxLength=16
+	RefreshInterval string `json:"refreshInterval,omitempty"`
+
+	// fields are the knn_vector fields of the index. Fields can be added, never removed.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:XValidation:rule="oldSelf.all(o, self.exists(n, n.name == o.name))",message="spec.fields: vector fields cannot be removed"
+	Fields []VectorField `json:"fields"`
+
+	// extraMappings are the index's other (non-vector) fields, as OpenSearch mapping
+	// properties, e.g. {"title": {"type": "text"}}.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ExtraMappings *apiextensionsv1.JSON `json:"extraMappings,omitempty"`
+
+	// additionalSettings are further index settings (flat keys such as index.codec) applied
+	// when the index is created. Immutable; settings with a field of their own are refused.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.startsWith('index.') && size(k) <= 256)",message="spec.additionalSettings keys must be flat index settings starting with index."
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['index.number_of_shards', 'index.number_of_replicas', 'index.refresh_interval', 'index.knn', 'index.knn.algo_param.ef_search', 'index.search.concurrent_segment_search.mode', 'index.search.concurrent.max_slice_count']))",message="spec.additionalSettings must not set a setting that has its own field (shards, replicas, refreshInterval, efSearch, search)"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.additionalSettings is immutable"
+	AdditionalSettings map[string]string `json:"additionalSettings,omitempty"`
+
+	// search holds query-time settings.
+	// +optional
+	// +kubebuilder:default={}
+	Search SearchSettings `json:"search,omitempty"`
+
+	// deletionPolicy decides what happens to the OpenSearch index when this object is
+	// deleted: Retain leaves it, Delete removes it.
+	// +optional
+	// +kubebuilder:default=Retain
+	// +kubebuilder:validation:Enum=Retain;Delete
+	DeletionPolicy string `json:"deletionPolicy,omitempty"`
+}
+
+// VectorField is one knn_vector field. The rules are the k-NN plugin's own, checked at
+// admission so a bad combination never reaches OpenSearch.
+// +kubebuilder:validation:XValidation:rule="self.dataType != 'binary' || (self.spaceType == 'hamming' && self.engine == 'faiss' && self.dimension % 8 == 0)",message="dataType binary requires spaceType hamming, engine faiss and a dimension that is a multiple of 8"
+// +kubebuilder:validation:XValidation:rule="self.spaceType != 'hamming' || self.dataType == 'binary'",message="spaceType hamming requires dataType binary",fieldPath=".spaceType"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'lucene' || (self.method.name == 'hnsw' && !(self.spaceType in ['l1', 'linf', 'hamming']))",message="engine lucene supports only method hnsw with spaceType l2, cosinesimil or innerproduct",fieldPath=".engine"
+// +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf' || self.engine == 'faiss'",message="method ivf requires engine faiss",fieldPath=".method.name"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'nmslib' || (self.dataType == 'float' && self.method.name == 'hnsw')",message="engine nmslib requires dataType float and method hnsw",fieldPath=".engine"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'on_disk' || (self.engine == 'faiss' && self.dataType == 'float')",message="mode on_disk requires engine faiss and dataType float",fieldPath=".mode"
+// +kubebuilder:validation:XValidation:rule="self.compressionLevel == '1x' || (self.dataType == 'float' && self.engine != 'nmslib')",message="compressionLevel above 1x requires dataType float and engine faiss or lucene",fieldPath=".compressionLevel"
+type VectorField struct {
+	// name of the field in the index mapping.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
+	Name string `json:"name"`
+
+	// dimension is the number of components of each vector (bits, for binary). Immutable.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16000
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="dimension is immutable"
+	Dimension int32 `json:"dimension"`
+
+	// dataType of each vector component. Immutable.
+	// +optional
+	// +kubebuilder:default=float
+	// +kubebuilder:validation:Enum=float;byte;binary
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="dataType is immutable"
+	DataType string `json:"dataType,omitempty"`
+
+	// spaceType is the distance function. Immutable.
+	// +optional
+	// +kubebuilder:default=l2
+	// +kubebuilder:validation:Enum=l1;l2;linf;cosinesimil;innerproduct;hamming
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spaceType is immutable"
+	SpaceType string `json:"spaceType,omitempty"`
+
+	// engine is the k-NN library that builds and searches the graph. Immutable.
+	// +optional
+	// +kubebuilder:default=faiss
+	// +kubebuilder:validation:Enum=faiss;lucene;nmslib
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
+	Engine string `json:"engine,omitempty"`
+
+	// method is the approximate nearest-neighbour algorithm and its parameters.
+	// +optional
+	// +kubebuilder:default={name: hnsw}
+	Method VectorMethod `json:"method,omitempty"`
+
+	// mode: in_memory keeps full-precision graphs in memory; on_disk keeps compressed ones
+	// in memory and rescores from disk. Immutable.
+	// +optional
+	// +kubebuilder:default=in_memory
+	// +kubebuilder:validation:Enum=in_memory;on_disk
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="mode is immutable"
+	Mode string `json:"mode,omitempty"`
+
+	// compressionLevel of the vectors held in memory. Immutable.
+	// +optional
+	// +kubebuilder:default="1x"
+	// +kubebuilder:validation:Enum="1x";"2x";"4x";"8x";"16x";"32x"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="compressionLevel is immutable"
+	CompressionLevel string `json:"compressionLevel,omitempty"`
+}
+
+// VectorMethod is the ANN algorithm of a field. Build parameters are immutable; efSearch is
+// a query-time setting and may change.
+// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name",message="method.name is immutable",fieldPath=".name"
+// +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.m) ? self.parameters.m : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.m) ? oldSelf.parameters.m : 0)",message="method.parameters.m is immutable",fieldPath=".parameters"
+// +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.efConstruction) ? self.parameters.efConstruction : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.efConstruction) ? oldSelf.parameters.efConstruction : 0)",message="method.parameters.efConstruction is immutable",fieldPath=".parameters"
+// +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.nlist) ? self.parameters.nlist : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.nlist) ? oldSelf.parameters.nlist : 0)",message="method.parameters.nlist is immutable",fieldPath=".parameters"
+// +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.nprobes) ? self.parameters.nprobes : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.nprobes) ? oldSelf.parameters.nprobes : 0)",message="method.parameters.nprobes is immutable",fieldPath=".parameters"
+// +kubebuilder:validation:XValidation:rule="self.name != 'hnsw' || !has(self.parameters) || (!has(self.parameters.nlist) && !has(self.parameters.nprobes))",message="method hnsw takes parameters m, efConstruction and efSearch, not nlist or nprobes",fieldPath=".parameters"
+// +kubebuilder:validation:XValidation:rule="self.name != 'ivf' || !has(self.parameters) || (!has(self.parameters.m) && !has(self.parameters.efConstruction) && !has(self.parameters.efSearch))",message="method ivf takes parameters nlist and nprobes, not m, efConstruction or efSearch",fieldPath=".parameters"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || !has(self.parameters.nlist) || !has(self.parameters.nprobes) || self.parameters.nprobes <= self.parameters.nlist",message="method.parameters.nprobes must not exceed nlist",fieldPath=".parameters.nprobes"
+type VectorMethod struct {
+	// name of the method.
+	// +kubebuilder:validation:Enum=hnsw;ivf
+	Name string `json:"name"`
+
+	// parameters of the method; OpenSearch's defaults apply to those left out.
+	// +optional
+	Parameters *MethodParameters `json:"parameters,omitempty"`
+}
+
+// MethodParameters are the tuning knobs of HNSW (m, efConstruction, efSearch) or IVF
+// (nlist, nprobes).
+type MethodParameters struct {
+	// m is the number of bidirectional links per HNSW node.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	M *int32 `json:"m,omitempty"`
+	// efConstruction is the HNSW candidate list size while building.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=4096
+	EfConstruction *int32 `json:"efConstruction,omitempty"`
+	// efSearch is the HNSW candidate list size while searching (index.knn.algo_param.ef_search).
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=10000
+	EfSearch *int32 `json:"efSearch,omitempty"`
+	// nlist is the number of IVF buckets.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	Nlist *int32 `json:"nlist,omitempty"`
+	// nprobes is the number of IVF buckets searched per query.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	Nprobes *int32 `json:"nprobes,omitempty"`
+}
+
+// SearchSettings are the index's query-time settings.
+type SearchSettings struct {
+	// concurrentSegmentSearch splits each shard's segments into slices searched in parallel.
+	// +optional
+	// +kubebuilder:default={}
+	ConcurrentSegmentSearch ConcurrentSegmentSearch `json:"concurrentSegmentSearch,omitempty"`
+}
+
+// ConcurrentSegmentSearch maps to index.search.concurrent_segment_search.mode and
+// index.search.concurrent.max_slice_count.
+type ConcurrentSegmentSearch struct {
+	// mode: auto (OpenSearch decides; k-NN queries go concurrent), all, or none.
+	// +optional
+	// +kubebuilder:default=auto
+	// +kubebuilder:validation:Enum=auto;all;none
+	Mode string `json:"mode,omitempty"`
+	// maxSliceCount is the most slices a shard's search is split into; 0 leaves it to
+	// Lucene's own slicing.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1024
+	MaxSliceCount int32 `json:"maxSliceCount"`
+}
+
+// VectorIndexStatus is what the operator last observed of the index in OpenSearch.
+type VectorIndexStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// indexName is the OpenSearch index this object manages.
+	// +optional
+	IndexName string `json:"indexName,omitempty"`
+	// indexUUID is the OpenSearch UUID of the index, to tell a recreated index from the
+	// original.
+	// +optional
+	IndexUUID string `json:"indexUUID,omitempty"`
+	// health of the index: green, yellow or red.
+	// +optional
+	Health string `json:"health,omitempty"`
+	// docsCount is the number of documents in the index (primaries).
+	// +optional
+	DocsCount int64 `json:"docsCount,omitempty"`
+	// segments is the number of Lucene segments (primaries).
+	// +optional
+	Segments int64 `json:"segments,omitempty"`
+	// storeSizeBytes is the on-disk size of the index, replicas included.
+	// +optional
+	StoreSizeBytes int64 `json:"storeSizeBytes,omitempty"`
+	// concurrentSearchMode is index.search.concurrent_segment_search.mode as applied.
+	// +optional
+	ConcurrentSearchMode string `json:"concurrentSearchMode,omitempty"`
+	// maxSliceCount is index.search.concurrent.max_slice_count as applied.
+	// +optional
+	MaxSliceCount int32 `json:"maxSliceCount,omitempty"`
+	// conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// VectorIndex is one k-NN index in an OpenSearch cluster.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vi,categories=vectorpilot
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterRef.name`
+// +kubebuilder:printcolumn:name="Index",type=string,JSONPath=`.status.indexName`
+// +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
+// +kubebuilder:printcolumn:name="Docs",type=integer,JSONPath=`.status.docsCount`
+// +kubebuilder:printcolumn:name="Slices",type=integer,JSONPath=`.status.maxSliceCount`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VectorIndex struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VectorIndexSpec   `json:"spec,omitempty"`
+	Status VectorIndexStatus `json:"status,omitempty"`
+}
+
+// OpenSearchIndexName is the name of the index in OpenSearch: spec.indexName, or the
+// object's own name when that is empty.
+func (v *VectorIndex) OpenSearchIndexName() string {
+	if v.Spec.IndexName != "" {
+		return v.Spec.IndexName
+	}
+	return v.Name
+}
+
+// VectorIndexList is a list of VectorIndex.
+// +kubebuilder:object:root=true
+type VectorIndexList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VectorIndex `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VectorIndex{}, &VectorIndexList{})
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"flag"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/vectorpilot/vectorpilot/controllers"
+)
+
+// managerOptions are the manager's command-line settings.
+type managerOptions struct {
+	metricsAddr      string
+	probeAddr        string
+	leaderElect      bool
+	leaderElectionNS string
+	watchNamespace   string
+	zap              zap.Options
+}
+
+func newManagerCommand() *cobra.Command {
+	opts := &managerOptions{zap: zap.Options{Development: false}}
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the operator: reconcile SearchClusters and VectorIndexes",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return err
+			}
+			return runManager(cmd, cfg, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 turns it off")
+	f.StringVar(&opts.probeAddr, "health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to")
+	f.BoolVar(&opts.leaderElect, "leader-elect", false, "elect one active manager among replicas (a Lease in the manager's namespace)")
+	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease; the pod's namespace when empty")
+	f.StringVar(&opts.watchNamespace, "watch-namespace", "", "watch only this namespace (namespaced install); all namespaces when empty")
+	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	opts.zap.BindFlags(goFlags)
+	f.AddGoFlagSet(goFlags)
+	return cmd
+}
+
+// runManager runs the controllers until the command's context ends (SIGTERM/SIGINT), then
+// drains them within the graceful shutdown timeout.
+func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) error {
+	log := ctrl.Log.WithName("setup")
+	mgrOpts := ctrl.Options{
+		Scheme:                        controllers.Scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress:        opts.probeAddr,
+		LeaderElection:                opts.leaderElect,
+		LeaderElectionID:              "vectorpilot.vectorpilot.io",
+		LeaderElectionNamespace:       opts.leaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
+	}
+	if opts.watchNamespace != "" {
+		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{opts.watchNamespace: {}}
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return err
+	}
+	if err := controllers.Setup(mgr, controllers.Options{}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting manager", "metrics", opts.metricsAddr, "probes", opts.probeAddr, "leaderElection", opts.leaderElect)
+	return mgr.Start(cmd.Context())
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,68 @@
+// Package controllers holds one reconciler per kind. Each reconcile is a short list of
+// named, idempotent steps; the logic they call lives in internal/.
+package controllers
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+)
+
+// Scheme is the scheme of every kind the manager reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
+
+// Options tune the reconcilers; zero values take the defaults.
+type Options struct {
+	// ClusterPollInterval is how often a SearchCluster's health is read. Default 30s.
+	ClusterPollInterval time.Duration
+	// IndexResyncInterval is how often a Ready index is compared with OpenSearch to repair
+	// drift. Default 60s.
+	IndexResyncInterval time.Duration
+	// MaxRetryDelay caps the backoff after a failed reconcile. Default 60s.
+	MaxRetryDelay time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.ClusterPollInterval == 0 {
+		o.ClusterPollInterval = 30 * time.Second
+	}
+	if o.IndexResyncInterval == 0 {
+		o.IndexResyncInterval = 60 * time.Second
+	}
+	if o.MaxRetryDelay == 0 {
+		o.MaxRetryDelay = 60 * time.Second
+	}
+	return o
+}
+
+// Setup registers every reconciler with the manager.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	opts = opts.withDefaults()
+	// Secrets are read directly, not cached: the operator needs only get on the few it is named.
+	resolver := &connect.Resolver{Reader: mgr.GetAPIReader()}
+	if err := (&SearchClusterReconciler{
+		Client:   mgr.GetClient(),
+		Resolver: resolver,
+		Recorder: mgr.GetEventRecorder("vectorpilot-searchcluster"),
+		Options:  opts,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return (&VectorIndexReconciler{
+		Client:   mgr.GetClient(),
+		Resolver: resolver,
+		Recorder: mgr.GetEventRecorder("vectorpilot-vectorindex"),
+		Options:  opts,
+	}).SetupWithManager(mgr)
+}

@@ -1,0 +1,388 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/finalizers,verbs=update
+
+// IndexFinalizer holds a VectorIndex until its deletion policy has been applied.
+const IndexFinalizer = "vectorpilot.io/index-deletion-policy"
+
+// clusterRefField indexes VectorIndexes by the SearchCluster they name.
+const clusterRefField = ".spec.clusterRef.name"
+
+// VectorIndexReconciler makes one k-NN index in OpenSearch match its VectorIndex.
+type VectorIndexReconciler struct {
+	client.Client
+	Resolver *connect.Resolver
+	Recorder recorder.EventRecorder
+	Options  Options
+}
+
+// indexRun is one reconcile's working state, shared by its steps.
+type indexRun struct {
+	vi    *v1alpha1.VectorIndex
+	os    *opensearch.Client
+	name  string
+	owner indexspec.Owner
+	live  *opensearch.Index
+	// progressing is set by a step that changed OpenSearch and expects more to settle.
+	progressing string
+}
+
+// step is one named part of a reconcile. It returns an error when the next step cannot run.
+type step struct {
+	name string
+	run  func(context.Context, *indexRun) error
+}
+
+// Reconcile makes one VectorIndex true in OpenSearch. Each step is idempotent and stops
+// the list with an error when the next cannot run yet; the error decides the conditions.
+func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var vi v1alpha1.VectorIndex
+	if err := r.Get(ctx, req.NamespacedName, &vi); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !vi.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, &vi)
+	}
+	if controllerutil.AddFinalizer(&vi, IndexFinalizer) {
+		if err := r.Update(ctx, &vi); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	run := &indexRun{
+		vi:    &vi,
+		name:  vi.OpenSearchIndexName(),
+		owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)},
+	}
+	before := vi.Status.DeepCopy()
+	steps := []step{
+		{"resolve cluster", r.resolveCluster},     // SearchCluster → client
+		{"ensure index", r.ensureIndex},           // create, adopt, or Degraded/Conflict
+		{"converge settings", r.convergeSettings}, // dynamic settings only; diff → one PUT
+		{"add fields", r.addFields},               // new vector and extra fields
+		{"observe", r.observe},                    // health, docs, segments → status
+	}
+	var stepErr error
+	for _, s := range steps {
+		if stepErr = s.run(ctx, run); stepErr != nil {
+			logf.FromContext(ctx).V(1).Info("step stopped the reconcile", "step", s.name, "error", stepErr.Error())
+			break
+		}
+	}
+	retry := r.recordOutcome(run, stepErr)
+	vi.Status.ObservedGeneration = vi.Generation
+	if !equality.Semantic.DeepEqual(before, &vi.Status) {
+		if err := r.Status().Update(ctx, &vi); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if retry != nil {
+		return ctrl.Result{}, retry
+	}
+	return ctrl.Result{RequeueAfter: r.Options.IndexResyncInterval}, nil
+}
+
+// recordOutcome sets the conditions from the steps' outcome and returns the error to retry
+// on, if the failure may pass by itself.
+func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) error {
+	st := &run.vi.Status
+	gen := run.vi.Generation
+	var conflict *conflictError
+	switch {
+	case stepErr == nil && run.progressing != "":
+		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
+	case stepErr == nil && st.Health == "red":
+		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
+	case stepErr == nil:
+		msg := fmt.Sprintf("index %s matches the spec", run.name)
+		if st.Health == "yellow" {
+			msg += "; health yellow: some replicas are unassigned"
+		}
+		conditions.Set(&st.Conditions, gen, conditions.Ready, v1alpha1.ReasonReconciled, msg)
+	case errors.As(stepErr, &conflict):
+		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonConflict, conflict.Error())
+	default:
+		f := classify(stepErr)
+		conditions.Set(&st.Conditions, gen, conditions.Degraded, f.reason, f.message)
+		if f.transient {
+			return stepErr
+		}
+	}
+	return nil
+}
+
+// conflictError is an index that exists but cannot be made to match: it is left untouched.
+type conflictError struct{ msg string }
+
+func (e *conflictError) Error() string { return e.msg }
+
+func (r *VectorIndexReconciler) resolveCluster(ctx context.Context, run *indexRun) error {
+	var sc v1alpha1.SearchCluster
+	key := types.NamespacedName{Namespace: run.vi.Namespace, Name: run.vi.Spec.ClusterRef.Name}
+	if err := r.Get(ctx, key, &sc); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return &connect.Error{Reason: v1alpha1.ReasonClusterNotFound, Message: "SearchCluster " + key.Name + " not found"}
+		}
+		return err
+	}
+	os, err := r.Resolver.ClientFor(ctx, &sc)
+	run.os = os
+	return err
+}
+
+func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) error {
+	st := &run.vi.Status
+	st.IndexName = run.name
+	live, err := run.os.GetIndex(ctx, run.name)
+	switch {
+	case opensearch.IsNotFound(err):
+		return r.createIndex(ctx, run)
+	case err != nil:
+		return err
+	}
+	switch owner, _ := live.Meta[indexspec.MetaUID].(string); owner {
+	case run.owner.UID:
+	case "":
+		if err := r.adopt(ctx, run, live); err != nil {
+			return err
+		}
+	default:
+		return &conflictError{msg: fmt.Sprintf("index %s is managed by VectorIndex %v; left untouched", run.name, live.Meta[indexspec.MetaOwner])}
+	}
+	if st.IndexUUID != "" && st.IndexUUID != live.UUID {
+		r.Recorder.Eventf(run.vi, nil, "Warning", "IndexReplaced", "Observe", "index %s was recreated outside the operator (uuid %s → %s)", run.name, st.IndexUUID, live.UUID)
+	}
+	st.IndexUUID = live.UUID
+	run.live = live
+	return nil
+}
+
+func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) error {
+	props, err := indexspec.Properties(&run.vi.Spec)
+	if err != nil {
+		return err
+	}
+	if err := run.os.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner)); err != nil {
+		if opensearch.ErrorType(err) == "resource_already_exists_exception" {
+			return fmt.Errorf("index %s appeared while being created; retrying: %w", run.name, err)
+		}
+		r.Recorder.Eventf(run.vi, nil, "Warning", "CreateFailed", "Create", "creating index %s: %v", run.name, err)
+		return err
+	}
+	if run.vi.Status.IndexUUID != "" {
+		r.Recorder.Eventf(run.vi, nil, "Warning", "IndexRecreated", "Create", "index %s was deleted outside the operator and has been recreated empty", run.name)
+	} else {
+		r.Recorder.Eventf(run.vi, nil, "Normal", "Created", "Create", "created index %s", run.name)
+	}
+	live, err := run.os.GetIndex(ctx, run.name)
+	if err != nil {
+		return err
+	}
+	run.vi.Status.IndexUUID = live.UUID
+	run.live = live
+	run.progressing = "index " + run.name + " created; waiting for its shards"
+	return nil
+}
+
+// adopt takes over an index created outside the operator, only when it already has every
+// declared field with the declared mapping and the declared shard count.
+func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *opensearch.Index) error {
+	props, err := indexspec.Properties(&run.vi.Spec)
+	if err != nil {
+		return err
+	}
+	diff, err := indexspec.CompareMapping(props, live.Properties)
+	if err != nil {
+		return err
+	}
+	problems := diff.Conflicts
+	for name := range diff.Missing {
+		problems = append(problems, name+": declared, index lacks it")
+	}
+	if want := fmt.Sprint(run.vi.Spec.Shards); live.Settings["index.number_of_shards"] != want {
+		problems = append(problems, fmt.Sprintf("shards: declared %s, index has %s", want, live.Settings["index.number_of_shards"]))
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		msg := fmt.Sprintf("existing index %s does not match the spec and was left untouched: %s", run.name, strings.Join(problems, "; "))
+		r.Recorder.Eventf(run.vi, nil, "Warning", "Conflict", "Adopt", "%s", msg)
+		return &conflictError{msg: msg}
+	}
+	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(run.vi, nil, "Normal", "Adopted", "Adopt", "adopted existing index %s", run.name)
+	return nil
+}
+
+func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *indexRun) error {
+	diff := indexspec.SettingsDiff(indexspec.DynamicSettings(&run.vi.Spec), run.live.Settings)
+	if diff == nil {
+		return nil
+	}
+	if err := run.os.PutSettings(ctx, run.name, diff); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(diff))
+	for k, v := range diff {
+		keys = append(keys, fmt.Sprintf("%s=%v", k, v))
+		run.live.Settings[k] = fmt.Sprint(v)
+	}
+	sort.Strings(keys)
+	r.Recorder.Eventf(run.vi, nil, "Normal", "SettingsUpdated", "Update", "index %s: %s", run.name, strings.Join(keys, ", "))
+	return nil
+}
+
+func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) error {
+	props, err := indexspec.Properties(&run.vi.Spec)
+	if err != nil {
+		return err
+	}
+	diff, err := indexspec.CompareMapping(props, run.live.Properties)
+	if err != nil {
+		return err
+	}
+	if len(diff.Conflicts) > 0 {
+		return &conflictError{msg: fmt.Sprintf("index %s mapping differs from the spec: %s", run.name, strings.Join(diff.Conflicts, "; "))}
+	}
+	if len(diff.Missing) == 0 {
+		return nil
+	}
+	if err := run.os.PutMapping(ctx, run.name, diff.Missing); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(diff.Missing))
+	for name := range diff.Missing {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	r.Recorder.Eventf(run.vi, nil, "Normal", "FieldsAdded", "Update", "index %s: added fields %s", run.name, strings.Join(names, ", "))
+	return nil
+}
+
+func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) error {
+	stats, err := run.os.Stats(ctx, run.name)
+	if err != nil {
+		return err
+	}
+	st := &run.vi.Status
+	st.Health, st.DocsCount, st.Segments, st.StoreSizeBytes = stats.Health, stats.DocsCount, stats.Segments, stats.StoreSizeBytes
+	st.ConcurrentSearchMode = run.live.Settings["index.search.concurrent_segment_search.mode"]
+	fmt.Sscan(run.live.Settings["index.search.concurrent.max_slice_count"], &st.MaxSliceCount)
+	if run.progressing != "" && stats.Health != "red" {
+		run.progressing = ""
+	}
+	return nil
+}
+
+// finalize applies the deletion policy, then lets the object go.
+func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.VectorIndex) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(vi, IndexFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	run := &indexRun{vi: vi, name: vi.OpenSearchIndexName(), owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}}
+	if err := r.applyDeletionPolicy(ctx, run); err != nil {
+		f := classify(err)
+		conditions.Set(&vi.Status.Conditions, vi.Generation, conditions.Degraded, f.reason, "deleting: "+f.message)
+		if uerr := r.Status().Update(ctx, vi); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+		return ctrl.Result{}, err
+	}
+	controllerutil.RemoveFinalizer(vi, IndexFinalizer)
+	return ctrl.Result{}, r.Update(ctx, vi)
+}
+
+func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *indexRun) error {
+	err := r.resolveCluster(ctx, run)
+	var ce *connect.Error
+	if errors.As(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound {
+		// The cluster object is gone (often: its namespace is being deleted); nothing can
+		// reach the index, so it is left where it is rather than blocking deletion forever.
+		r.Recorder.Eventf(run.vi, nil, "Warning", "IndexRetained", "Delete", "SearchCluster %s is gone; index %s left in place", run.vi.Spec.ClusterRef.Name, run.name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	live, err := run.os.GetIndex(ctx, run.name)
+	if opensearch.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if owner, _ := live.Meta[indexspec.MetaUID].(string); owner != run.owner.UID {
+		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexRetained", "Delete", "index %s is not managed by this object; left in place", run.name)
+		return nil
+	}
+	if run.vi.Spec.DeletionPolicy == v1alpha1.DeletionPolicyDelete {
+		if err := run.os.DeleteIndex(ctx, run.name); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexDeleted", "Delete", "deleted index %s (deletionPolicy Delete)", run.name)
+		return nil
+	}
+	// Retain: release ownership so another VectorIndex can adopt the index later.
+	if err := run.os.PutMeta(ctx, run.name, map[string]any{}); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(run.vi, nil, "Normal", "IndexRetained", "Delete", "index %s retained (deletionPolicy Retain)", run.name)
+	return nil
+}
+
+// SetupWithManager registers the reconciler; a change to a SearchCluster (it became
+// reachable, its endpoint moved) wakes the VectorIndexes that name it.
+func (r *VectorIndexReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.VectorIndex{}, clusterRefField, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.VectorIndex).Spec.ClusterRef.Name}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.VectorIndex{}).
+		Watches(&v1alpha1.SearchCluster{}, handler.EnqueueRequestsFromMapFunc(r.indexesOfCluster)).
+		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
+		Named("vectorindex").
+		Complete(r)
+}
+
+func (r *VectorIndexReconciler) indexesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.VectorIndexList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{clusterRefField: o.GetName()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing VectorIndexes of a SearchCluster")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, vi := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: vi.Namespace, Name: vi.Name}})
+	}
+	return reqs
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Assembles a real OpenSearch home with the k-NN plugin from Maven Central artifacts (the
+# machine cannot download a distribution tarball): lib/, modules/<name>/ and plugins/<name>/
+# laid out as the tarball lays them out, with the plugin descriptors Maven lacks written
+# here. Idempotent: the assembled home is cached under bin/opensearch-$OPENSEARCH_VERSION.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+OPENSEARCH_VERSION=${OPENSEARCH_VERSION:-3.6.0}
+KNN_VERSION=${KNN_VERSION:-$OPENSEARCH_VERSION.0}
+LOG4J_VERSION=${LOG4J_VERSION:-2.25.3} # must match the log4j-api the server depends on
+MAVEN_DEPENDENCY_PLUGIN=3.8.1
+home="$BIN_DIR/opensearch-$OPENSEARCH_VERSION"
+[ -f "$home/.complete" ] && { echo "$home"; exit 0; }
+
+# component table: folder | plugin classname ("-" for lib/) | extended plugins | artifacts.
+# Artifacts are group:artifact[:version[:type]]; the version defaults to OPENSEARCH_VERSION.
+components() {
+  cat <<TABLE
+lib|-|-|org.opensearch:opensearch org.opensearch:opensearch-plugin-classloader org.opensearch:opensearch-agent-bootstrap org.apache.logging.log4j:log4j-core:$LOG4J_VERSION
+modules/transport-netty4|org.opensearch.transport.Netty4ModulePlugin|-|org.opensearch.plugin:transport-netty4-client
+modules/lang-painless|org.opensearch.painless.PainlessModulePlugin|-|org.opensearch.plugin:lang-painless
+modules/analysis-common|org.opensearch.analysis.common.CommonAnalysisModulePlugin|lang-painless|org.opensearch.plugin:analysis-common
+modules/mapper-extras|org.opensearch.index.mapper.MapperExtrasModulePlugin|-|org.opensearch.plugin:mapper-extras-client
+modules/reindex|org.opensearch.index.reindex.ReindexModulePlugin|-|org.opensearch.plugin:reindex-client
+modules/search-pipeline-common|org.opensearch.search.pipeline.common.SearchPipelineCommonModulePlugin|-|org.opensearch.plugin:search-pipeline-common
+modules/transport-grpc|org.opensearch.transport.grpc.GrpcPlugin|-|org.opensearch.plugin:transport-grpc org.opensearch.plugin:transport-grpc-spi
+plugins/repository-s3|org.opensearch.repositories.s3.S3RepositoryPlugin|-|org.opensearch.plugin:repository-s3
+plugins/opensearch-knn|from-zip|-|org.opensearch.plugin:opensearch-knn:$KNN_VERSION:zip
+TABLE
+}
+
+stage="$BIN_DIR/opensearch-$OPENSEARCH_VERSION.stage"
+rm -rf "$stage" && mkdir -p "$stage/pom"
+
+# One Maven reactor fetches every component with its runtime dependencies in a single run.
+write_poms() {
+  local modules="" i=0
+  while IFS='|' read -r folder _ _ artifacts; do
+    i=$((i + 1))
+    local deps=""
+    for a in $artifacts; do
+      IFS=: read -r g art v t <<<"$a"
+      deps+="<dependency><groupId>$g</groupId><artifactId>$art</artifactId><version>${v:-$OPENSEARCH_VERSION}</version><type>${t:-jar}</type></dependency>"
+    done
+    mkdir -p "$stage/pom/c$i"
+    cat >"$stage/pom/c$i/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>vectorpilot.assembly</groupId><artifactId>c$i</artifactId><version>1</version><packaging>pom</packaging>
+<dependencies>$deps</dependencies>
+<build><plugins><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>$MAVEN_DEPENDENCY_PLUGIN</version>
+<configuration><outputDirectory>$stage/home/$folder</outputDirectory><includeScope>runtime</includeScope></configuration></plugin></plugins></build>
+</project>
+POM
+    modules+="<module>c$i</module>"
+  done < <(components)
+  cat >"$stage/pom/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>vectorpilot.assembly</groupId><artifactId>reactor</artifactId><version>1</version><packaging>pom</packaging>
+<modules>$modules</modules></project>
+POM
+}
+
+write_descriptor() {
+  local dir=$1 name=$2 classname=$3 extended=$4
+  {
+    echo "description=$name (assembled from Maven Central by vectorpilot)"
+    echo "version=$OPENSEARCH_VERSION"
+    echo "name=$name"
+    echo "classname=$classname"
+    echo "java.version=21"
+    echo "opensearch.version=$OPENSEARCH_VERSION"
+    [ "$extended" != "-" ] && echo "extended.plugins=$extended"
+    echo "has.native.controller=false"
+  } >"$dir/plugin-descriptor.properties"
+}
+
+# A jar already on a parent class loader (lib/ or an extended plugin) must not be loaded
+# again: OpenSearch refuses to start on duplicate classes ("jar hell").
+drop_duplicates() {
+  local dir=$1; shift
+  local jar
+  for jar in "$dir"/*.jar; do
+    local base; base=$(basename "$jar")
+    for parent in "$@"; do
+      if [ -f "$parent/$base" ] && [ "$parent" != "$dir" ]; then rm -f "$jar"; break; fi
+    done
+  done
+}
+
+log "fetching OpenSearch $OPENSEARCH_VERSION and k-NN $KNN_VERSION from Maven Central"
+write_poms
+(cd "$stage/pom" && mvn -q -B dependency:copy-dependencies) || die "Maven could not fetch the OpenSearch artifacts (see above)"
+
+h="$stage/home"
+while IFS='|' read -r folder classname extended _; do
+  [ "$folder" = lib ] && continue
+  name=$(basename "$folder")
+  if [ "$classname" = from-zip ]; then
+    zip=$(ls "$h/$folder"/*.zip)
+    (cd "$h/$folder" && unzip -q -o "$zip" && rm -f "$zip")
+    extended=$(sed -n 's/^extended.plugins=//p' "$h/$folder/plugin-descriptor.properties" | tr ',' ' ')
+  else
+    write_descriptor "$h/$folder" "$name" "$classname" "$extended"
+    extended=${extended//,/ }
+  fi
+  parents=("$h/lib")
+  for e in $extended; do [ "$e" != - ] && parents+=("$h/modules/$e"); done
+  drop_duplicates "$h/$folder" "${parents[@]}"
+done < <(components)
+
+mkdir -p "$h/config" "$h/bin" "$h/logs"
+cp "$ROOT_DIR/hack/opensearch/log4j2.properties" "$h/config/"
+rm -rf "$home" && mv "$h" "$home" && rm -rf "$stage"
+touch "$home/.complete"
+log "OpenSearch home assembled in $home"
+echo "$home"

@@ -1,0 +1,62 @@
+// Package bench is the benchmark engine: it loads a vector dataset into an index and
+// measures searches against it.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// Ingest bulk-loads vectors into field of index, document id = the vector's position, in
+// batches of batchSize; progress, when not nil, is called after each batch with the count
+// loaded so far.
+func Ingest(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, batchSize int, progress func(done int)) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for start := 0; start < v.Len(); start += batchSize {
+		buf.Reset()
+		end := min(start+batchSize, v.Len())
+		for i := start; i < end; i++ {
+			buf.WriteString(`{"index":{"_index":`)
+			buf.WriteString(strconv.Quote(index))
+			buf.WriteString(`,"_id":"`)
+			buf.WriteString(strconv.Itoa(i))
+			buf.WriteString("\"}}\n")
+			if err := enc.Encode(map[string][]float32{field: v.At(i)}); err != nil {
+				return err
+			}
+		}
+		if err := c.Bulk(ctx, buf.Bytes()); err != nil {
+			return fmt.Errorf("bulk of vectors %d-%d: %w", start, end-1, err)
+		}
+		if progress != nil {
+			progress(end)
+		}
+	}
+	return nil
+}
+
+// SearchIDs runs a k-NN query per query vector and returns the ids of the hits, in order.
+func SearchIDs(ctx context.Context, c *opensearch.Client, index, field string, queries dataset.Vectors, k int) ([][]int, error) {
+	out := make([][]int, queries.Len())
+	for q := 0; q < queries.Len(); q++ {
+		res, err := c.Search(ctx, index, opensearch.KNNQuery(field, queries.At(q), k))
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", q, err)
+		}
+		for _, h := range res.Hits {
+			id, err := strconv.Atoi(h.ID)
+			if err != nil {
+				return nil, fmt.Errorf("query %d: hit id %q is not a vector position", q, h.ID)
+			}
+			out[q] = append(out[q], id)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,50 @@
+// Package conditions keeps an object's Ready, Progressing and Degraded conditions in
+// agreement: every state sets all three, with a reason, and with the generation observed.
+package conditions
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+// State is the summary of an object that the three conditions express.
+type State int
+
+const (
+	// Ready: the declared state holds.
+	Ready State = iota
+	// Progressing: the operator is making changes that have not finished yet.
+	Progressing
+	// Degraded: the declared state cannot be reached now; the reason says why.
+	Degraded
+)
+
+// Set records state on conds. Conditions whose status does not change keep their
+// transition time, as meta.SetStatusCondition does.
+func Set(conds *[]metav1.Condition, generation int64, state State, reason, message string) {
+	status := func(want State) metav1.ConditionStatus {
+		if state == want {
+			return metav1.ConditionTrue
+		}
+		return metav1.ConditionFalse
+	}
+	for _, c := range []struct {
+		typ   string
+		state State
+	}{{v1alpha1.ConditionReady, Ready}, {v1alpha1.ConditionProgressing, Progressing}, {v1alpha1.ConditionDegraded, Degraded}} {
+		meta.SetStatusCondition(conds, metav1.Condition{
+			Type:               c.typ,
+			Status:             status(c.state),
+			Reason:             reason,
+			Message:            message,
+			ObservedGeneration: generation,
+		})
+	}
+}
+
+// IsReady says the Ready condition is True.
+func IsReady(conds []metav1.Condition) bool {
+	return meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReady)
+}

@@ -1,0 +1,122 @@
+// Package connect turns a SearchCluster into an OpenSearch client, reading its credentials
+// and CA from Secrets. Clients are cached per cluster and rebuilt only when the endpoint,
+// TLS settings or Secret contents change, so connections are reused across reconciles.
+package connect
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// Error is a SearchCluster whose connection settings cannot be turned into a client; the
+// reason is a condition reason.
+type Error struct {
+	Reason  string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Secret keys the API documents.
+const (
+	UsernameKey = "username"
+	PasswordKey = "password"
+	CAKey       = "ca.crt"
+)
+
+// Resolver builds and caches clients.
+type Resolver struct {
+	Reader client.Reader
+
+	mu      sync.Mutex
+	clients map[types.NamespacedName]cached
+}
+
+type cached struct {
+	fingerprint [32]byte
+	client      *opensearch.Client
+}
+
+// ClientFor returns the client for sc; an *Error when its Secrets are missing or malformed.
+func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*opensearch.Client, error) {
+	ext := sc.Spec.External
+	if ext == nil {
+		return nil, &Error{Reason: v1alpha1.ReasonClusterNotReady, Message: "SearchCluster " + sc.Name + " has no spec.external"}
+	}
+	cfg := opensearch.Config{Endpoint: ext.Endpoint, InsecureSkipVerify: ext.InsecureSkipVerify}
+	if ref := ext.CredentialsSecretRef; ref != nil {
+		data, err := r.secretData(ctx, sc.Namespace, ref.Name, UsernameKey, PasswordKey)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Username, cfg.Password = string(data[UsernameKey]), string(data[PasswordKey])
+	}
+	if ref := ext.CASecretRef; ref != nil {
+		data, err := r.secretData(ctx, sc.Namespace, ref.Name, CAKey)
+		if err != nil {
+			return nil, err
+		}
+		cfg.CACert = data[CAKey]
+	}
+	fp := fingerprint(cfg)
+	key := types.NamespacedName{Namespace: sc.Namespace, Name: sc.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.clients[key]; ok && c.fingerprint == fp {
+		return c.client, nil
+	}
+	c, err := opensearch.New(cfg)
+	if err != nil {
+		return nil, &Error{Reason: v1alpha1.ReasonTLSError, Message: err.Error()}
+	}
+	if r.clients == nil {
+		r.clients = map[types.NamespacedName]cached{}
+	}
+	r.clients[key] = cached{fingerprint: fp, client: c}
+	return c, nil
+}
+
+// Forget drops the cached client of a deleted cluster.
+func (r *Resolver) Forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.clients, key)
+}
+
+func (r *Resolver) secretData(ctx context.Context, namespace, name string, keys ...string) (map[string][]byte, error) {
+	var s corev1.Secret
+	if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &Error{Reason: v1alpha1.ReasonSecretNotFound, Message: fmt.Sprintf("Secret %s/%s not found", namespace, name)}
+		}
+		return nil, err
+	}
+	for _, k := range keys {
+		if len(s.Data[k]) == 0 {
+			return nil, &Error{Reason: v1alpha1.ReasonInvalidSecret, Message: fmt.Sprintf("Secret %s/%s has no key %q", namespace, name, k)}
+		}
+	}
+	return s.Data, nil
+}
+
+// fingerprint hashes everything a client is built from; secrets are hashed, never stored.
+func fingerprint(cfg opensearch.Config) [32]byte {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(cfg.Endpoint), []byte(cfg.Username), []byte(cfg.Password), cfg.CACert, []byte(fmt.Sprint(cfg.InsecureSkipVerify))} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}

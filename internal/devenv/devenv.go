@@ -1,0 +1,170 @@
+// Package devenv starts the real parts of the embedded local default: a kube-apiserver
+// with etcd (through controller-runtime's envtest) and OpenSearch nodes with k-NN on
+// 127.0.0.1 (through hack/opensearch.sh). The demo, `vectorpilot dev` and the integration
+// tests all use it, so they run the same parts the same way.
+package devenv
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// DefaultKubeVersion is the version of the control-plane binaries hack/install-kube.sh
+// builds; it matches the k8s.io client libraries in go.mod.
+const DefaultKubeVersion = "v1.37.0"
+
+// RepoRoot finds the repository root: the nearest folder above the working directory that
+// holds hack/opensearch.sh.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack", "opensearch.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the vectorpilot repository (no hack/opensearch.sh above the working directory)")
+		}
+		dir = parent
+	}
+}
+
+// KubeAssets is the folder with etcd and kube-apiserver, or an error that says how to get them.
+func KubeAssets(root string) (string, error) {
+	version := os.Getenv("KUBE_VERSION")
+	if version == "" {
+		version = DefaultKubeVersion
+	}
+	dir := filepath.Join(root, "bin", "k8s", version)
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("real control plane missing: %s not found in %s; run hack/install-kube.sh (make test does)", b, dir)
+		}
+	}
+	return dir, nil
+}
+
+// ControlPlane is a running kube-apiserver + etcd with the project's CRDs installed.
+type ControlPlane struct {
+	Env    *envtest.Environment
+	Config *rest.Config
+}
+
+// StartControlPlane starts etcd and kube-apiserver from bin/ and installs the CRDs of
+// config/crd/bases.
+func StartControlPlane(root string) (*ControlPlane, error) {
+	assets, err := KubeAssets(root)
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	return &ControlPlane{Env: env, Config: cfg}, nil
+}
+
+// AdminKubeconfig is a kubeconfig for a cluster-admin user of the control plane.
+func (c *ControlPlane) AdminKubeconfig() ([]byte, error) {
+	user, err := c.Env.AddUser(envtest.User{Name: "vectorpilot-admin", Groups: []string{"system:masters"}}, c.Config)
+	if err != nil {
+		return nil, err
+	}
+	return user.KubeConfig()
+}
+
+// Stop stops the apiserver and etcd.
+func (c *ControlPlane) Stop() error { return c.Env.Stop() }
+
+// Node is a local OpenSearch node with k-NN, run by hack/opensearch.sh.
+type Node struct {
+	Root string
+	Name string
+	URL  string
+	PID  string
+	// SIMD says whether Lucene's Panama vector code is on, as read from the node's log.
+	SIMD    string
+	Version string
+}
+
+// StartNode starts (or restarts, keeping its data) the node called name. Extra settings
+// for opensearch.yml may be given as YAML lines.
+func StartNode(root, name string, extraConfig string) (*Node, error) {
+	env := os.Environ()
+	if extraConfig != "" {
+		f, err := os.CreateTemp("", "opensearch-extra-*.yml")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.WriteString(extraConfig); err != nil {
+			return nil, err
+		}
+		f.Close()
+		env = append(env, "OPENSEARCH_EXTRA_CONFIG="+f.Name())
+	}
+	out, err := script(root, env, "start", name)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Root: root, Name: name}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "url":
+			n.URL = v
+		case "pid":
+			n.PID = v
+		case "simd":
+			n.SIMD = v
+		case "version":
+			n.Version = v
+		}
+	}
+	if n.URL == "" {
+		return nil, fmt.Errorf("hack/opensearch.sh start %s printed no url:\n%s", name, out)
+	}
+	return n, nil
+}
+
+// Stop stops the node by its PID and keeps its data.
+func (n *Node) Stop() error {
+	_, err := script(n.Root, os.Environ(), "stop", n.Name)
+	return err
+}
+
+// Destroy stops the node and removes its data.
+func (n *Node) Destroy() error {
+	_, err := script(n.Root, os.Environ(), "destroy", n.Name)
+	return err
+}
+
+func script(root string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "opensearch.sh")}, args...)...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("hack/opensearch.sh %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}

@@ -1,0 +1,230 @@
+// Package indexspec translates a VectorIndex spec into OpenSearch index settings and
+// mappings, and compares them with a live index: what to create, which dynamic settings to
+// change, which fields to add, and what conflicts make an index impossible to adopt.
+package indexspec
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+// Keys of the mapping's _meta that record which VectorIndex owns an index, so a crash
+// between creating an index and recording it in status never leads to a second owner.
+const (
+	MetaOwner = "vectorpilot.io/owner"
+	MetaUID   = "vectorpilot.io/uid"
+)
+
+// Owner identifies the VectorIndex object that manages an index.
+type Owner struct {
+	Namespace, Name, UID string
+}
+
+func (o Owner) String() string { return o.Namespace + "/" + o.Name }
+
+// DynamicSettings are the index settings that converge on a live index, as the flat string
+// values OpenSearch reports with flat_settings=true.
+func DynamicSettings(spec *v1alpha1.VectorIndexSpec) map[string]string {
+	s := map[string]string{
+		"index.number_of_replicas":                    strconv.Itoa(int(spec.Replicas)),
+		"index.refresh_interval":                      spec.RefreshInterval,
+		"index.search.concurrent_segment_search.mode": spec.Search.ConcurrentSegmentSearch.Mode,
+		"index.search.concurrent.max_slice_count":     strconv.Itoa(int(spec.Search.ConcurrentSegmentSearch.MaxSliceCount)),
+	}
+	if ef := EfSearch(spec); ef != nil {
+		s["index.knn.algo_param.ef_search"] = strconv.Itoa(int(*ef))
+	}
+	return s
+}
+
+// EfSearch is the index-wide ef_search the spec asks for, nil when no field sets one.
+// Admission guarantees all fields that set it agree.
+func EfSearch(spec *v1alpha1.VectorIndexSpec) *int32 {
+	for _, f := range spec.Fields {
+		if p := f.Method.Parameters; p != nil && p.EfSearch != nil {
+			return p.EfSearch
+		}
+	}
+	return nil
+}
+
+// CreateSettings are all settings of a new index: the static ones and the dynamic ones.
+func CreateSettings(spec *v1alpha1.VectorIndexSpec) map[string]any {
+	s := map[string]any{
+		"index.knn":              true,
+		"index.number_of_shards": spec.Shards,
+	}
+	for k, v := range spec.AdditionalSettings {
+		s[k] = v
+	}
+	for k, v := range DynamicSettings(spec) {
+		s[k] = v
+	}
+	return s
+}
+
+// SettingsDiff is the dynamic settings whose live value differs from the desired one: the
+// body of one settings update, or nil when the index already matches.
+func SettingsDiff(desired, live map[string]string) map[string]any {
+	var diff map[string]any
+	for k, want := range desired {
+		if live[k] != want {
+			if diff == nil {
+				diff = map[string]any{}
+			}
+			diff[k] = want
+		}
+	}
+	return diff
+}
+
+// FieldMapping is the knn_vector mapping of one field.
+func FieldMapping(f v1alpha1.VectorField) map[string]any {
+	method := map[string]any{"name": f.Method.Name, "engine": f.Engine, "space_type": f.SpaceType}
+	params := map[string]any{}
+	if p := f.Method.Parameters; p != nil {
+		// ef_search is an index setting (it may change); only build parameters go here.
+		setIf(params, "m", p.M)
+		setIf(params, "ef_construction", p.EfConstruction)
+		setIf(params, "nlist", p.Nlist)
+		setIf(params, "nprobes", p.Nprobes)
+	}
+	if len(params) > 0 {
+		method["parameters"] = params
+	}
+	m := map[string]any{"type": "knn_vector", "dimension": f.Dimension, "method": method}
+	if f.DataType != "float" {
+		m["data_type"] = f.DataType
+	}
+	if f.Mode != "in_memory" {
+		m["mode"] = f.Mode
+	}
+	if f.CompressionLevel != "1x" {
+		m["compression_level"] = f.CompressionLevel
+	}
+	return m
+}
+
+func setIf(m map[string]any, key string, v *int32) {
+	if v != nil {
+		m[key] = *v
+	}
+}
+
+// Properties are the mapping properties the spec declares: vector fields and extra ones.
+func Properties(spec *v1alpha1.VectorIndexSpec) (map[string]any, error) {
+	props := map[string]any{}
+	if spec.ExtraMappings != nil && len(spec.ExtraMappings.Raw) > 0 {
+		if err := json.Unmarshal(spec.ExtraMappings.Raw, &props); err != nil {
+			return nil, fmt.Errorf("spec.extraMappings: %w", err)
+		}
+	}
+	for _, f := range spec.Fields {
+		props[f.Name] = FieldMapping(f)
+	}
+	return props, nil
+}
+
+// MetaOf is the _meta that marks an index as owned by o.
+func MetaOf(o Owner) map[string]any {
+	return map[string]any{MetaOwner: o.String(), MetaUID: o.UID}
+}
+
+// MappingDiff is the comparison of the declared properties with a live mapping.
+type MappingDiff struct {
+	// Missing are declared properties the index lacks; they can be added.
+	Missing map[string]any
+	// Conflicts describe declared properties the index has with other, unchangeable values.
+	Conflicts []string
+}
+
+// CompareMapping compares declared properties with an index's live ones. A live property
+// matches when every declared key has the declared value; OpenSearch's defaults stand in
+// for keys the live mapping leaves out, and keys only the live mapping has are ignored.
+func CompareMapping(declared map[string]any, live map[string]json.RawMessage) (MappingDiff, error) {
+	var d MappingDiff
+	names := make([]string, 0, len(declared))
+	for name := range declared {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		raw, ok := live[name]
+		if !ok {
+			if d.Missing == nil {
+				d.Missing = map[string]any{}
+			}
+			d.Missing[name] = declared[name]
+			continue
+		}
+		var liveProp any
+		if err := json.Unmarshal(raw, &liveProp); err != nil {
+			return d, fmt.Errorf("live mapping of %s: %w", name, err)
+		}
+		want, err := normalize(declared[name])
+		if err != nil {
+			return d, err
+		}
+		d.Conflicts = append(d.Conflicts, subsetDiffs(name, want, withKNNDefaults(liveProp))...)
+	}
+	return d, nil
+}
+
+// knnDefaults are the values OpenSearch leaves out of a knn_vector mapping.
+var knnDefaults = map[string]any{"data_type": "float", "mode": "in_memory", "compression_level": "1x"}
+
+func withKNNDefaults(prop any) any {
+	m, ok := prop.(map[string]any)
+	if !ok || m["type"] != "knn_vector" {
+		return prop
+	}
+	for k, v := range knnDefaults {
+		if _, set := m[k]; !set {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// normalize turns a Go value into its JSON-decoded form so numbers compare as float64.
+func normalize(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	return out, json.Unmarshal(raw, &out)
+}
+
+// subsetDiffs lists the paths where want is not contained in got.
+func subsetDiffs(path string, want, got any) []string {
+	wm, wantMap := want.(map[string]any)
+	if !wantMap {
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return []string{fmt.Sprintf("%s: declared %v, index has %v", path, want, orNone(got))}
+		}
+		return nil
+	}
+	gm, _ := got.(map[string]any)
+	keys := make([]string, 0, len(wm))
+	for k := range wm {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, subsetDiffs(path+"."+k, wm[k], gm[k])...)
+	}
+	return out
+}
+
+func orNone(v any) any {
+	if v == nil {
+		return "nothing"
+	}
+	return v
+}

@@ -1,0 +1,247 @@
+package opensearch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// ClusterInfo is what the root endpoint and cluster health tell about a cluster.
+type ClusterInfo struct {
+	Version string
+	Health  string
+	Nodes   int
+}
+
+// Info reads the cluster's version and health.
+func (c *Client) Info(ctx context.Context) (ClusterInfo, error) {
+	var root struct {
+		Version struct {
+			Number string `json:"number"`
+		} `json:"version"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/", nil, &root); err != nil {
+		return ClusterInfo{}, err
+	}
+	var health struct {
+		Status        string `json:"status"`
+		NumberOfNodes int    `json:"number_of_nodes"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cluster/health", nil, &health); err != nil {
+		return ClusterInfo{}, err
+	}
+	return ClusterInfo{Version: root.Version.Number, Health: health.Status, Nodes: health.NumberOfNodes}, nil
+}
+
+// PluginVersion is the version of the named plugin on the first node that has it, or ""
+// when no node has it.
+func (c *Client) PluginVersion(ctx context.Context, name string) (string, error) {
+	var plugins []struct {
+		Component string `json:"component"`
+		Version   string `json:"version"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cat/plugins?format=json", nil, &plugins); err != nil {
+		return "", err
+	}
+	for _, p := range plugins {
+		if p.Component == name {
+			return p.Version, nil
+		}
+	}
+	return "", nil
+}
+
+// Index is the live state of an index: flat settings and the mapping's properties.
+type Index struct {
+	Name       string
+	UUID       string
+	Settings   map[string]string
+	Properties map[string]json.RawMessage
+	// Meta is the mapping's _meta: free-form values OpenSearch stores and never reads.
+	Meta map[string]any
+}
+
+// GetIndex reads an index's settings (flat, defaults left out) and mapping. A missing index
+// is an error for which IsNotFound holds.
+func (c *Client) GetIndex(ctx context.Context, name string) (*Index, error) {
+	var resp map[string]struct {
+		Settings map[string]any `json:"settings"`
+		Mappings struct {
+			Meta       map[string]any             `json:"_meta"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"mappings"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"?flat_settings=true", nil, &resp); err != nil {
+		return nil, err
+	}
+	got, ok := resp[name]
+	if !ok {
+		return nil, &APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + name + "]"}
+	}
+	idx := &Index{Name: name, Settings: map[string]string{}, Properties: got.Mappings.Properties, Meta: got.Mappings.Meta}
+	for k, v := range got.Settings {
+		idx.Settings[k] = fmt.Sprint(v)
+	}
+	idx.UUID = idx.Settings["index.uuid"]
+	return idx, nil
+}
+
+// CreateIndex creates an index with the given settings, mapping properties and _meta.
+func (c *Client) CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error {
+	body := map[string]any{"settings": settings, "mappings": map[string]any{"properties": properties, "_meta": meta}}
+	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name), body, nil)
+}
+
+// PutMeta replaces an index mapping's _meta.
+func (c *Client) PutMeta(ctx context.Context, name string, meta map[string]any) error {
+	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name)+"/_mapping", map[string]any{"_meta": meta}, nil)
+}
+
+// PutSettings updates dynamic index settings in one request.
+func (c *Client) PutSettings(ctx context.Context, name string, settings map[string]any) error {
+	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name)+"/_settings", settings, nil)
+}
+
+// PutMapping adds fields to an index's mapping.
+func (c *Client) PutMapping(ctx context.Context, name string, properties map[string]any) error {
+	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name)+"/_mapping", map[string]any{"properties": properties}, nil)
+}
+
+// DeleteIndex deletes an index. Deleting a missing index is not an error.
+func (c *Client) DeleteIndex(ctx context.Context, name string) error {
+	err := c.do(ctx, http.MethodDelete, "/"+url.PathEscape(name), nil, nil)
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// IndexStats are an index's size figures.
+type IndexStats struct {
+	Health         string
+	DocsCount      int64
+	Segments       int64
+	StoreSizeBytes int64
+}
+
+// Stats reads an index's health, document and segment counts (primaries) and store size.
+func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
+	var stats struct {
+		All struct {
+			Primaries struct {
+				Docs struct {
+					Count int64 `json:"count"`
+				} `json:"docs"`
+				Segments struct {
+					Count int64 `json:"count"`
+				} `json:"segments"`
+			} `json:"primaries"`
+			Total struct {
+				Store struct {
+					SizeInBytes int64 `json:"size_in_bytes"`
+				} `json:"store"`
+			} `json:"total"`
+		} `json:"_all"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/docs,segments,store", nil, &stats); err != nil {
+		return IndexStats{}, err
+	}
+	var health struct {
+		Status string `json:"status"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cluster/health/"+url.PathEscape(name), nil, &health); err != nil {
+		return IndexStats{}, err
+	}
+	p := stats.All.Primaries
+	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes}, nil
+}
+
+// Refresh makes recent writes searchable.
+func (c *Client) Refresh(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPost, "/"+url.PathEscape(name)+"/_refresh", nil, nil)
+}
+
+// ForceMerge merges an index down to at most maxSegments segments per shard.
+func (c *Client) ForceMerge(ctx context.Context, name string, maxSegments int) error {
+	return c.do(ctx, http.MethodPost, "/"+url.PathEscape(name)+"/_forcemerge?max_num_segments="+strconv.Itoa(maxSegments), nil, nil)
+}
+
+// BulkError is a bulk request in which some items failed.
+type BulkError struct {
+	Failed int
+	First  string
+}
+
+func (e *BulkError) Error() string {
+	return fmt.Sprintf("bulk: %d items failed, first: %s", e.Failed, e.First)
+}
+
+// Bulk sends one NDJSON bulk body. Item failures come back as a *BulkError.
+func (c *Client) Bulk(ctx context.Context, ndjson []byte) error {
+	var resp struct {
+		Errors bool `json:"errors"`
+		Items  []map[string]struct {
+			Status int `json:"status"`
+			Error  *struct {
+				Type   string `json:"type"`
+				Reason string `json:"reason"`
+			} `json:"error"`
+		} `json:"items"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/_bulk", ndjson, &resp); err != nil {
+		return err
+	}
+	if !resp.Errors {
+		return nil
+	}
+	be := &BulkError{}
+	for _, item := range resp.Items {
+		for _, r := range item {
+			if r.Error != nil {
+				if be.Failed == 0 {
+					be.First = r.Error.Type + ": " + r.Error.Reason
+				}
+				be.Failed++
+			}
+		}
+	}
+	return be
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID    string  `json:"_id"`
+	Score float64 `json:"_score"`
+}
+
+// SearchResult is the part of a search answer the operator reads.
+type SearchResult struct {
+	TookMs int64
+	Hits   []Hit
+}
+
+// Search runs a query DSL body against an index.
+func (c *Client) Search(ctx context.Context, index string, body any) (SearchResult, error) {
+	var resp struct {
+		Took int64 `json:"took"`
+		Hits struct {
+			Hits []Hit `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(index)+"/_search", body, &resp); err != nil {
+		return SearchResult{}, err
+	}
+	return SearchResult{TookMs: resp.Took, Hits: resp.Hits.Hits}, nil
+}
+
+// KNNQuery is the query DSL body of a k-NN search on one vector field, returning only ids.
+func KNNQuery(field string, vector []float32, k int) map[string]any {
+	return map[string]any{
+		"size":    k,
+		"_source": false,
+		"query":   map[string]any{"knn": map[string]any{field: map[string]any{"vector": vector, "k": k}}},
+	}
+}

@@ -1,0 +1,146 @@
+// Package opensearch is the operator's narrow view of an OpenSearch cluster: the calls the
+// controllers and the benchmark engine make, on top of the official opensearch-go client,
+// with errors classified so callers can tell "retry later" from "refused".
+package opensearch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/opensearch-project/opensearch-go/v4"
+)
+
+// Config says how to reach a cluster. Credentials are held only in memory.
+type Config struct {
+	Endpoint           string
+	Username           string
+	Password           string
+	CACert             []byte
+	InsecureSkipVerify bool
+	// RequestTimeout bounds one HTTP request; zero means 30s.
+	RequestTimeout time.Duration
+}
+
+// Client talks to one OpenSearch cluster. It is safe for concurrent use.
+type Client struct {
+	os       *opensearch.Client
+	requests *atomic.Uint64
+}
+
+// New returns a client for cfg. It makes no request.
+func New(cfg Config) (*Client, error) {
+	timeout := cfg.RequestTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	counter := &atomic.Uint64{}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	c, err := opensearch.NewClient(opensearch.Config{
+		Addresses:          []string{cfg.Endpoint},
+		Username:           cfg.Username,
+		Password:           cfg.Password,
+		CACert:             cfg.CACert,
+		InsecureSkipVerify: cfg.InsecureSkipVerify,
+		Transport:          countingTransport{next: base, count: counter},
+		RequestTimeout:     timeout,
+		// Retries of a failed call belong to the reconcile loop's backoff, which also
+		// records the failure in status; a hidden retry here would only delay that.
+		DisableRetry:          true,
+		DiscoverNodesOnStart:  opensearch.ToPointer(false),
+		HealthCheckMaxRetries: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opensearch client for %s: %w", cfg.Endpoint, err)
+	}
+	return &Client{os: c, requests: counter}, nil
+}
+
+// Requests is the number of HTTP requests this client has sent.
+func (c *Client) Requests() uint64 { return c.requests.Load() }
+
+type countingTransport struct {
+	next  http.RoundTripper
+	count *atomic.Uint64
+}
+
+func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.count.Add(1)
+	return t.next.RoundTrip(r)
+}
+
+// request is one REST call; it satisfies opensearch.Request.
+type request struct {
+	path   string
+	body   []byte
+	ndjson bool
+}
+
+func (r request) GetRequest(method string) (*http.Request, error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequest(method, r.path, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.body != nil {
+		if r.ndjson {
+			req.Header.Set("Content-Type", "application/x-ndjson")
+		} else {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	return req, nil
+}
+
+// do sends one request and decodes a 2xx JSON answer into out (when out is not nil). Any
+// other answer becomes an *APIError; a failure to get an answer becomes a TransportError.
+func (c *Client) do(ctx context.Context, method, path string, body any, out any) error {
+	var raw []byte
+	ndjson := false
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw, ndjson = b, true
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			return fmt.Errorf("encoding %s %s: %w", method, path, err)
+		}
+	}
+	resp, err := c.os.Do(ctx, method, request{path: path, body: raw, ndjson: ndjson}, nil)
+	if err != nil {
+		return &TransportError{Op: method + " " + redactPath(path), Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return &TransportError{Op: method + " " + redactPath(path), Err: err}
+	}
+	if resp.StatusCode >= 300 {
+		return parseAPIError(resp.StatusCode, data)
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decoding %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// redactPath drops a query string, which never carries secrets here but may be long.
+func redactPath(p string) string {
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		return p[:i]
+	}
+	return p
+}

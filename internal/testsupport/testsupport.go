@@ -1,0 +1,122 @@
+// Package testsupport gives integration tests the real parts: a kube-apiserver + etcd with
+// the CRDs installed, and an OpenSearch node with k-NN. A part that cannot start fails the
+// test run with a message saying what is missing; nothing is skipped silently.
+package testsupport
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
+)
+
+// Parts says which real parts a test package needs.
+type Parts int
+
+const (
+	Kube Parts = 1 << iota
+	OpenSearch
+)
+
+// SharedNodeEnv names the environment variable with the URL of an OpenSearch node that
+// hack/test.sh starts once for a whole `make test` run.
+const SharedNodeEnv = "VECTORPILOT_OPENSEARCH_URL"
+
+var (
+	root         string
+	controlPlane *devenv.ControlPlane
+	nodeURL      string
+)
+
+// Main starts the parts, runs the package's tests and stops what it started. Under
+// `go test -short` it starts nothing and integration tests skip themselves (see Integration).
+func Main(m *testing.M, parts Parts) int {
+	if isShort() {
+		return m.Run()
+	}
+	var err error
+	if root, err = devenv.RepoRoot(); err != nil {
+		return fail(err)
+	}
+	if parts&Kube != 0 {
+		if controlPlane, err = devenv.StartControlPlane(root); err != nil {
+			return fail(err)
+		}
+		defer controlPlane.Stop()
+	}
+	if parts&OpenSearch != 0 {
+		nodeURL = os.Getenv(SharedNodeEnv)
+		if nodeURL == "" {
+			node, err := devenv.StartNode(root, "gotest-"+packageName(), "")
+			if err != nil {
+				return fail(fmt.Errorf("real OpenSearch node could not start (hack/install-opensearch.sh assembles it from Maven Central): %w", err))
+			}
+			defer node.Destroy()
+			nodeURL = node.URL
+		}
+	}
+	return m.Run()
+}
+
+func isShort() bool {
+	for _, a := range os.Args[1:] {
+		if a == "-test.short" || a == "-test.short=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, "FAIL: real parts unavailable:", err)
+	return 1
+}
+
+func packageName() string {
+	wd, _ := os.Getwd()
+	return strings.ReplaceAll(filepath.Base(wd), "_", "-")
+}
+
+// Integration skips t under `go test -short`; integration tests start with it.
+func Integration(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs real parts, skipped under -short")
+	}
+}
+
+// ControlPlane is the package's kube-apiserver + etcd; Main must have been asked for Kube.
+func ControlPlane(t testing.TB) *devenv.ControlPlane {
+	t.Helper()
+	Integration(t)
+	if controlPlane == nil {
+		t.Fatal("testsupport.Main was not asked for the Kube part")
+	}
+	return controlPlane
+}
+
+// OpenSearchURL is the package's OpenSearch node; Main must have been asked for OpenSearch.
+func OpenSearchURL(t testing.TB) string {
+	t.Helper()
+	Integration(t)
+	if nodeURL == "" {
+		t.Fatal("testsupport.Main was not asked for the OpenSearch part")
+	}
+	return nodeURL
+}
+
+// Root is the repository root.
+func Root(t testing.TB) string {
+	t.Helper()
+	if root == "" {
+		r, err := devenv.RepoRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		root = r
+	}
+	return root
+}
