@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# make test: every Go test, unit and integration, with one OpenSearch node shared by the
+# whole run (packages that need a node of their own start it themselves). The node is
+# stopped by PID on exit, whatever the outcome.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT_DIR"
+
+node="test-$$"
+trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true' EXIT
+started=$(bash hack/opensearch.sh start "$node")
+echo "$started" | sed 's/^/[opensearch] /'
+VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
+export VECTORPILOT_OPENSEARCH_URL
+
+go test -count=1 -timeout 50m "$@" ./...
