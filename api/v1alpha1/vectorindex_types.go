@@ -62,9 +62,8 @@ type VectorIndexSpec struct {
 	// extraMappings are the index's other (non-vector) fields, as OpenSearch mapping
 	// properties, e.g. {"title": {"type": "text"}}.
 	// +optional
-	// +kubebuilder:validation:Type=object
-	// +kubebuilder:pruning:PreserveUnknownFields
-	ExtraMappings *apiextensionsv1.JSON `json:"extraMappings,omitempty"`
+	// +kubebuilder:validation:MaxProperties=256
+	ExtraMappings map[string]MappingProperty `json:"extraMappings,omitempty"`
 
 	// additionalSettings are further index settings (flat keys such as index.codec) applied
 	// when the index is created. Immutable; settings with a field of their own are refused.
@@ -86,6 +85,14 @@ type VectorIndexSpec struct {
 	// +kubebuilder:default=Retain
 	// +kubebuilder:validation:Enum=Retain;Delete
 	DeletionPolicy string `json:"deletionPolicy,omitempty"`
+}
+
+// MappingProperty is one OpenSearch mapping property (e.g. {"type": "keyword"}), kept as
+// raw JSON. Typed as an object so admission rules can see which names are declared.
+// +kubebuilder:validation:Type=object
+// +kubebuilder:pruning:PreserveUnknownFields
+type MappingProperty struct {
+	apiextensionsv1.JSON `json:",inline"`
 }
 
 // VectorField is one knn_vector field. The rules are the k-NN plugin's own, checked at
@@ -164,8 +171,10 @@ type VectorField struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || !has(self.parameters.nlist) || !has(self.parameters.nprobes) || self.parameters.nprobes <= self.parameters.nlist",message="method.parameters.nprobes must not exceed nlist",fieldPath=".parameters.nprobes"
 type VectorMethod struct {
 	// name of the method.
+	// +optional
+	// +kubebuilder:default=hnsw
 	// +kubebuilder:validation:Enum=hnsw;ivf
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// parameters of the method; OpenSearch's defaults apply to those left out.
 	// +optional

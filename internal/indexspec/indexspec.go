@@ -118,10 +118,12 @@ func setIf(m map[string]any, key string, v *int32) {
 // Properties are the mapping properties the spec declares: vector fields and extra ones.
 func Properties(spec *v1alpha1.VectorIndexSpec) (map[string]any, error) {
 	props := map[string]any{}
-	if spec.ExtraMappings != nil && len(spec.ExtraMappings.Raw) > 0 {
-		if err := json.Unmarshal(spec.ExtraMappings.Raw, &props); err != nil {
-			return nil, fmt.Errorf("spec.extraMappings: %w", err)
+	for name, raw := range spec.ExtraMappings {
+		var prop any
+		if err := json.Unmarshal(raw.Raw, &prop); err != nil {
+			return nil, fmt.Errorf("spec.extraMappings.%s: %w", name, err)
 		}
+		props[name] = prop
 	}
 	for _, f := range spec.Fields {
 		props[f.Name] = FieldMapping(f)

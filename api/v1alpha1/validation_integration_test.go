@@ -1,0 +1,292 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	cp := testsupport.ControlPlane(t)
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cp.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var nameSeq int
+
+func validIndex() *v1alpha1.VectorIndex {
+	nameSeq++
+	return &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("vi-%d", nameSeq), Namespace: "default"},
+		Spec: v1alpha1.VectorIndexSpec{
+			ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"},
+			Shards:     2,
+			Replicas:   1,
+			Fields: []v1alpha1.VectorField{{
+				Name: "embedding", Dimension: 64, DataType: "float", SpaceType: "innerproduct", Engine: "faiss",
+				Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfConstruction: ptr.To[int32](100), EfSearch: ptr.To[int32](100)}},
+			}},
+		},
+	}
+}
+
+func TestRoundTripAppliesDefaults(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	sc := &v1alpha1.SearchCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "default"},
+		Spec:       v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "https://opensearch.search.svc:9200", CredentialsSecretRef: &v1alpha1.LocalObjectReference{Name: "os-creds"}}},
+	}
+	if err := c.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	// Applied as a user applies it, from YAML that leaves every optional field out.
+	manifest := `
+apiVersion: vectorpilot.io/v1alpha1
+kind: VectorIndex
+metadata: {name: products, namespace: default}
+spec:
+  clusterRef: {name: vectors}
+  fields:
+  - {name: embedding, dimension: 768}
+`
+	vi := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &vi.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, vi); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.VectorIndex
+	if err := c.Get(ctx, client.ObjectKeyFromObject(vi), &got); err != nil {
+		t.Fatal(err)
+	}
+	f := got.Spec.Fields[0]
+	if got.Spec.Shards != 1 || got.Spec.Replicas != 1 || got.Spec.RefreshInterval != "1s" || got.Spec.DeletionPolicy != "Retain" ||
+		f.DataType != "float" || f.SpaceType != "l2" || f.Engine != "faiss" || f.Method.Name != "hnsw" || f.Mode != "in_memory" || f.CompressionLevel != "1x" ||
+		got.Spec.Search.ConcurrentSegmentSearch.Mode != "auto" {
+		t.Fatalf("defaults not applied: %+v", got.Spec)
+	}
+	var gotSC v1alpha1.SearchCluster
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sc), &gotSC); err != nil {
+		t.Fatal(err)
+	}
+	if gotSC.Spec.External.Endpoint != sc.Spec.External.Endpoint || gotSC.Spec.External.CredentialsSecretRef.Name != "os-creds" {
+		t.Fatalf("SearchCluster did not round-trip: %+v", gotSC.Spec)
+	}
+}
+
+func field(name string, dim int32, dataType, space, engine, method string) v1alpha1.VectorField {
+	return v1alpha1.VectorField{Name: name, Dimension: dim, DataType: dataType, SpaceType: space, Engine: engine, Method: v1alpha1.VectorMethod{Name: method}}
+}
+
+// TestInvalidSpecsAreRefusedAtAdmission is the corpus of bad specs: each must be refused
+// by the apiserver with a message that names the field.
+func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
+	c := newClient(t)
+	cases := []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+		want   []string
+	}{
+		{"dimension zero", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Dimension = 0 }, []string{"spec.fields[0].dimension"}},
+		{"dimension too large", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Dimension = 16001 }, []string{"spec.fields[0].dimension"}},
+		{"shards negative", func(v *v1alpha1.VectorIndex) { v.Spec.Shards = -1 }, []string{"spec.shards"}},
+		{"shards too many", func(v *v1alpha1.VectorIndex) { v.Spec.Shards = 1025 }, []string{"spec.shards"}},
+		{"replicas too many", func(v *v1alpha1.VectorIndex) { v.Spec.Replicas = 16 }, []string{"spec.replicas"}},
+		{"replicas negative", func(v *v1alpha1.VectorIndex) { v.Spec.Replicas = -1 }, []string{"spec.replicas"}},
+		{"index name upper case", func(v *v1alpha1.VectorIndex) { v.Spec.IndexName = "Products" }, []string{"spec.indexName"}},
+		{"index name leading underscore", func(v *v1alpha1.VectorIndex) { v.Spec.IndexName = "_products" }, []string{"spec.indexName"}},
+		{"refresh interval words", func(v *v1alpha1.VectorIndex) { v.Spec.RefreshInterval = "soon" }, []string{"spec.refreshInterval"}},
+		{"no fields", func(v *v1alpha1.VectorIndex) { v.Spec.Fields = nil }, []string{"spec.fields"}},
+		{"seventeen fields", func(v *v1alpha1.VectorIndex) {
+			for i := 1; i <= 16; i++ {
+				v.Spec.Fields = append(v.Spec.Fields, field(fmt.Sprintf("f%d", i), 8, "float", "l2", "faiss", "hnsw"))
+			}
+		}, []string{"spec.fields"}},
+		{"duplicate field names", func(v *v1alpha1.VectorIndex) { v.Spec.Fields = append(v.Spec.Fields, v.Spec.Fields[0]) }, []string{"spec.fields[1]", "Duplicate value"}},
+		{"field name with space", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Name = "my field" }, []string{"spec.fields[0].name"}},
+		{"unknown data type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].DataType = "half" }, []string{"spec.fields[0].dataType"}},
+		{"unknown space type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].SpaceType = "cosine" }, []string{"spec.fields[0].spaceType"}},
+		{"unknown engine", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Engine = "annoy" }, []string{"spec.fields[0].engine"}},
+		{"binary with l2", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("bits", 64, "binary", "l2", "faiss", "hnsw") }, []string{"spec.fields[0]", "dataType binary requires spaceType hamming"}},
+		{"binary on lucene", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("bits", 64, "binary", "hamming", "lucene", "hnsw")
+		}, []string{"spec.fields[0]", "dataType binary requires"}},
+		{"binary dimension not multiple of 8", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("bits", 12, "binary", "hamming", "faiss", "hnsw")
+		}, []string{"spec.fields[0]", "multiple of 8"}},
+		{"hamming on float", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "hamming", "faiss", "hnsw") }, []string{"spec.fields[0].spaceType", "requires dataType binary"}},
+		{"lucene with ivf", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "lucene", "ivf") }, []string{"spec.fields[0].engine", "engine lucene supports only method hnsw"}},
+		{"lucene with l1", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l1", "lucene", "hnsw") }, []string{"spec.fields[0].engine", "engine lucene supports only"}},
+		{"ivf on nmslib", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "nmslib", "ivf") }, []string{"spec.fields[0].method.name", "method ivf requires engine faiss"}},
+		{"nmslib with bytes", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "byte", "l2", "nmslib", "hnsw") }, []string{"spec.fields[0].engine", "engine nmslib requires dataType float"}},
+		{"on_disk on lucene", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "float", "l2", "lucene", "hnsw")
+			v.Spec.Fields[0].Mode = "on_disk"
+		}, []string{"spec.fields[0].mode", "mode on_disk requires engine faiss"}},
+		{"compression on bytes", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "byte", "l2", "faiss", "hnsw")
+			v.Spec.Fields[0].CompressionLevel = "8x"
+		}, []string{"spec.fields[0].compressionLevel", "compressionLevel above 1x requires dataType float"}},
+		{"unknown compression", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].CompressionLevel = "3x" }, []string{"spec.fields[0].compressionLevel"}},
+		{"m too small", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](1) }, []string{"spec.fields[0].method.parameters.m"}},
+		{"efConstruction too large", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfConstruction = ptr.To[int32](5000) }, []string{"spec.fields[0].method.parameters.efConstruction"}},
+		{"hnsw with nlist", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.Nlist = ptr.To[int32](16) }, []string{"spec.fields[0].method.parameters", "method hnsw takes parameters m"}},
+		{"ivf with m", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0].Method = v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16)}}
+		}, []string{"spec.fields[0].method.parameters", "method ivf takes parameters nlist"}},
+		{"nprobes above nlist", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0].Method = v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](4), Nprobes: ptr.To[int32](8)}}
+		}, []string{"spec.fields[0].method.parameters.nprobes", "must not exceed nlist"}},
+		{"efSearch differs across fields", func(v *v1alpha1.VectorIndex) {
+			f := field("other", 8, "float", "l2", "faiss", "hnsw")
+			f.Method.Parameters = &v1alpha1.MethodParameters{EfSearch: ptr.To[int32](50)}
+			v.Spec.Fields = append(v.Spec.Fields, f)
+		}, []string{"spec.fields", "efSearch must be equal on every field"}},
+		{"extra mapping redefines a vector field", func(v *v1alpha1.VectorIndex) {
+			v.Spec.ExtraMappings = map[string]v1alpha1.MappingProperty{"embedding": {JSON: apiextensionsv1.JSON{Raw: []byte(`{"type": "text"}`)}}}
+		}, []string{"spec.extraMappings", "must not define a field"}},
+		{"additional setting not an index setting", func(v *v1alpha1.VectorIndex) { v.Spec.AdditionalSettings = map[string]string{"codec": "best"} }, []string{"spec.additionalSettings", "must be flat index settings"}},
+		{"additional setting with its own field", func(v *v1alpha1.VectorIndex) {
+			v.Spec.AdditionalSettings = map[string]string{"index.number_of_shards": "3"}
+		}, []string{"spec.additionalSettings", "must not set a setting that has its own field"}},
+		{"negative slice count", func(v *v1alpha1.VectorIndex) { v.Spec.Search.ConcurrentSegmentSearch.MaxSliceCount = -1 }, []string{"spec.search.concurrentSegmentSearch.maxSliceCount"}},
+		{"unknown concurrent search mode", func(v *v1alpha1.VectorIndex) { v.Spec.Search.ConcurrentSegmentSearch.Mode = "sometimes" }, []string{"spec.search.concurrentSegmentSearch.mode"}},
+		{"unknown deletion policy", func(v *v1alpha1.VectorIndex) { v.Spec.DeletionPolicy = "Forget" }, []string{"spec.deletionPolicy"}},
+		{"cluster reference without name", func(v *v1alpha1.VectorIndex) { v.Spec.ClusterRef.Name = "" }, []string{"spec.clusterRef.name"}},
+	}
+	if len(cases) < 25 {
+		t.Fatalf("the corpus must hold at least 25 invalid specs, has %d", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vi := validIndex()
+			tc.mutate(vi)
+			expectRefused(t, c.Create(context.Background(), vi), tc.want)
+		})
+	}
+}
+
+func TestInvalidSearchClustersAreRefused(t *testing.T) {
+	c := newClient(t)
+	cases := []struct {
+		name string
+		spec v1alpha1.SearchClusterSpec
+		want []string
+	}{
+		{"no external", v1alpha1.SearchClusterSpec{}, []string{"spec", "spec.external is required"}},
+		{"ftp endpoint", v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "ftp://opensearch:9200"}}, []string{"spec.external.endpoint", "http:// or https:// URL"}},
+		{"empty endpoint", v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{}}, []string{"spec.external.endpoint"}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bad-%d", i), Namespace: "default"}, Spec: tc.spec}
+			expectRefused(t, c.Create(context.Background(), sc), tc.want)
+		})
+	}
+}
+
+// TestImmutableFieldsAreGuardedByTransitionRules creates a valid index, then tries each
+// forbidden change; the allowed ones must pass.
+func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	refused := []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+		want   []string
+	}{
+		{"shards", func(v *v1alpha1.VectorIndex) { v.Spec.Shards = 3 }, []string{"spec.shards", "immutable"}},
+		{"index name", func(v *v1alpha1.VectorIndex) { v.Spec.IndexName = "renamed" }, []string{"spec.indexName", "immutable"}},
+		{"dimension", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Dimension = 128 }, []string{"spec.fields[0].dimension", "immutable"}},
+		{"data type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].DataType = "byte" }, []string{"spec.fields[0].dataType", "immutable"}},
+		{"space type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].SpaceType = "l2" }, []string{"spec.fields[0].spaceType", "immutable"}},
+		{"engine", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Engine = "lucene" }, []string{"spec.fields[0].engine", "immutable"}},
+		{"method", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0].Method = v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](4)}}
+		}, []string{"spec.fields[0].method.name", "immutable"}},
+		{"m", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) }, []string{"spec.fields[0].method.parameters", "method.parameters.m is immutable"}},
+		{"m removed", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = nil }, []string{"spec.fields[0].method.parameters", "method.parameters.m is immutable"}},
+		{"efConstruction", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfConstruction = ptr.To[int32](200) }, []string{"spec.fields[0].method.parameters", "efConstruction is immutable"}},
+		{"mode", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Mode = "on_disk" }, []string{"spec.fields[0].mode", "immutable"}},
+		{"compression", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].CompressionLevel = "2x" }, []string{"spec.fields[0].compressionLevel", "immutable"}},
+		{"field removed", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields = []v1alpha1.VectorField{field("other", 8, "float", "l2", "faiss", "hnsw")}
+		}, []string{"spec.fields", "vector fields cannot be removed"}},
+		{"additional settings", func(v *v1alpha1.VectorIndex) { v.Spec.AdditionalSettings = map[string]string{"index.codec": "zstd"} }, []string{"spec.additionalSettings", "immutable"}},
+	}
+	for _, tc := range refused {
+		t.Run("refused/"+tc.name, func(t *testing.T) {
+			vi := validIndex()
+			vi.Spec.AdditionalSettings = map[string]string{"index.codec": "best_compression"}
+			if err := c.Create(ctx, vi); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(vi)
+			expectRefused(t, c.Update(ctx, vi), tc.want)
+		})
+	}
+	allowed := []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+	}{
+		{"replicas", func(v *v1alpha1.VectorIndex) { v.Spec.Replicas = 2 }},
+		{"efSearch", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfSearch = ptr.To[int32](256) }},
+		{"slices", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Search.ConcurrentSegmentSearch = v1alpha1.ConcurrentSegmentSearch{Mode: "all", MaxSliceCount: 4}
+		}},
+		{"refresh", func(v *v1alpha1.VectorIndex) { v.Spec.RefreshInterval = "30s" }},
+		{"field added", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields = append(v.Spec.Fields, field("title_vec", 32, "float", "l2", "lucene", "hnsw"))
+		}},
+		{"deletion policy", func(v *v1alpha1.VectorIndex) { v.Spec.DeletionPolicy = "Delete" }},
+	}
+	for _, tc := range allowed {
+		t.Run("allowed/"+tc.name, func(t *testing.T) {
+			vi := validIndex()
+			if err := c.Create(ctx, vi); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(vi)
+			if err := c.Update(ctx, vi); err != nil {
+				t.Fatalf("allowed change refused: %v", err)
+			}
+		})
+	}
+}
+
+func expectRefused(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want refusal mentioning %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("refusal %q does not mention %q", err.Error(), w)
+		}
+	}
+}
