@@ -1,0 +1,219 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+func TestMain(m *testing.M) {
+	// Reconcile errors are expected in fault tests; only the conditions they leave are asserted.
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
+	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch))
+}
+
+// fastOptions make the operator notice changes within seconds in tests.
+var fastOptions = controllers.Options{ClusterPollInterval: 2 * time.Second, IndexResyncInterval: 2 * time.Second, MaxRetryDelay: 2 * time.Second}
+
+var (
+	nsSeq    atomic.Int32
+	runToken = strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36*36), 36)
+)
+
+// env is one test's namespace with the operator running against it.
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	k8s client.Client
+	ns  string
+}
+
+// startOperator creates a namespace and runs a manager that watches only it, until the
+// test ends.
+func startOperator(t *testing.T) *env {
+	t.Helper()
+	cp := testsupport.ControlPlane(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Index names derive from the namespace; the run token keeps them apart from indexes
+	// an earlier run left on a shared node (which a new VectorIndex must treat as foreign).
+	ns := fmt.Sprintf("t%d-%s-%s", nsSeq.Add(1), runToken, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
+	if len(ns) > 50 {
+		ns = ns[:50]
+	}
+	ns = strings.TrimRight(ns, "-")
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 controllers.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		// Each test runs its own manager in this process; controller names repeat.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.Setup(mgr, fastOptions); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return &env{t: t, ctx: ctx, k8s: k8s, ns: ns}
+}
+
+// cluster creates a SearchCluster pointing at url.
+func (e *env) cluster(name, url string) *v1alpha1.SearchCluster {
+	e.t.Helper()
+	sc := &v1alpha1.SearchCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec:       v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: url}},
+	}
+	e.create(sc)
+	return sc
+}
+
+func (e *env) create(o client.Object) {
+	e.t.Helper()
+	if err := e.k8s.Create(e.ctx, o); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// update re-reads o, applies change and writes it back, retrying on conflicts.
+func (e *env) update(o client.Object, change func()) {
+	e.t.Helper()
+	for i := 0; ; i++ {
+		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			e.t.Fatal(err)
+		}
+		change()
+		err := e.k8s.Update(e.ctx, o)
+		if err == nil {
+			return
+		}
+		if i > 5 {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// eventually polls check until it returns true or timeout passes; on timeout it fails with
+// the last thing check said.
+func (e *env) eventually(timeout time.Duration, check func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, last = check(); ok {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	e.t.Fatalf("timed out after %s: %s", timeout, last)
+}
+
+// waitCondition waits until the object's condition has the status and reason.
+func (e *env) waitCondition(o client.Object, conds func() []metav1.Condition, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) {
+	e.t.Helper()
+	e.eventually(timeout, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(conds(), typ)
+		if c == nil {
+			return false, fmt.Sprintf("%s: no %s condition yet", o.GetName(), typ)
+		}
+		return c.Status == status && (reason == "" || c.Reason == reason) && c.ObservedGeneration == o.GetGeneration(),
+			fmt.Sprintf("%s: %s=%s reason=%s gen=%d/%d message=%q", o.GetName(), typ, c.Status, c.Reason, c.ObservedGeneration, o.GetGeneration(), c.Message)
+	})
+}
+
+func (e *env) waitIndexReady(vi *v1alpha1.VectorIndex) {
+	e.t.Helper()
+	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 90*time.Second)
+}
+
+// events are the Events recorded about the named object.
+func (e *env) events(name string) []eventsv1.Event {
+	e.t.Helper()
+	var list eventsv1.EventList
+	if err := e.k8s.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, ev := range list.Items {
+		if ev.Regarding.Name == name {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// waitEvent waits for an Event with the reason about the named object, and returns its note.
+func (e *env) waitEvent(name, reason string) string {
+	e.t.Helper()
+	var note string
+	e.eventually(30*time.Second, func() (bool, string) {
+		var seen []string
+		for _, ev := range e.events(name) {
+			if ev.Reason == reason {
+				note = ev.Note
+				return true, ""
+			}
+			seen = append(seen, ev.Reason)
+		}
+		return false, fmt.Sprintf("no %s event for %s; seen %v", reason, name, seen)
+	})
+	return note
+}
+
+func osClient(t *testing.T, url string) *opensearch.Client {
+	t.Helper()
+	c, err := opensearch.New(opensearch.Config{Endpoint: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }
+
+func secret(ns, name string, data map[string]string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}
+}

@@ -1,0 +1,417 @@
+package controllers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+// luceneIndex is a VectorIndex with one lucene HNSW field; replicas 0 so a one-node
+// cluster is green.
+func luceneIndex(e *env, name string) *v1alpha1.VectorIndex {
+	return &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: v1alpha1.VectorIndexSpec{
+			ClusterRef:      v1alpha1.LocalObjectReference{Name: "vectors"},
+			IndexName:       e.ns + "-" + name,
+			Shards:          2,
+			Replicas:        0,
+			RefreshInterval: "2s",
+			Fields: []v1alpha1.VectorField{{
+				Name: "embedding", Dimension: 32, DataType: "float", SpaceType: "cosinesimil", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x",
+				Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](24), EfConstruction: ptr.To[int32](128), EfSearch: ptr.To[int32](64)}},
+			}},
+			ExtraMappings:  map[string]v1alpha1.MappingProperty{"title": {JSON: apiextensionsv1.JSON{Raw: []byte(`{"type":"text"}`)}}},
+			Search:         v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto", MaxSliceCount: 2}},
+			DeletionPolicy: v1alpha1.DeletionPolicyDelete,
+		},
+	}
+}
+
+func liveIndex(t *testing.T, c *opensearch.Client, name string) *opensearch.Index {
+	t.Helper()
+	idx, err := c.GetIndex(t.Context(), name)
+	if err != nil {
+		t.Fatalf("index %s in OpenSearch: %v", name, err)
+	}
+	return idx
+}
+
+func property(t *testing.T, idx *opensearch.Index, field string) map[string]any {
+	t.Helper()
+	var p map[string]any
+	if err := json.Unmarshal(idx.Properties[field], &p); err != nil {
+		t.Fatalf("field %s in mapping of %s: %v", field, idx.Name, err)
+	}
+	return p
+}
+
+func TestIndexCreatedWithExactMappingAndSettings(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	sc := e.cluster("vectors", url)
+	vi := luceneIndex(e, "products")
+	e.create(vi)
+	e.waitIndexReady(vi)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 30*time.Second)
+	if sc.Status.Version == "" || sc.Status.KNNPluginVersion == "" || sc.Status.Nodes != 1 {
+		t.Errorf("SearchCluster status = %+v", sc.Status)
+	}
+
+	idx := liveIndex(t, os, vi.Spec.IndexName)
+	for k, want := range map[string]string{
+		"index.number_of_shards": "2", "index.number_of_replicas": "0", "index.refresh_interval": "2s", "index.knn": "true",
+		"index.knn.algo_param.ef_search": "64", "index.search.concurrent_segment_search.mode": "auto", "index.search.concurrent.max_slice_count": "2",
+	} {
+		if got := idx.Settings[k]; got != want {
+			t.Errorf("setting %s = %q, want %q", k, got, want)
+		}
+	}
+	p := property(t, idx, "embedding")
+	method, _ := p["method"].(map[string]any)
+	params, _ := method["parameters"].(map[string]any)
+	if p["type"] != "knn_vector" || p["dimension"] != float64(32) || method["engine"] != "lucene" || method["space_type"] != "cosinesimil" ||
+		method["name"] != "hnsw" || params["m"] != float64(24) || params["ef_construction"] != float64(128) {
+		t.Errorf("embedding mapping = %v", p)
+	}
+	if title := property(t, idx, "title"); title["type"] != "text" {
+		t.Errorf("title mapping = %v", title)
+	}
+	if idx.Meta[indexspec.MetaUID] != string(vi.UID) {
+		t.Errorf("_meta = %v, want owner uid %s", idx.Meta, vi.UID)
+	}
+	if vi.Status.IndexUUID != idx.UUID || vi.Status.Health != "green" || vi.Status.MaxSliceCount != 2 || vi.Status.IndexName != vi.Spec.IndexName {
+		t.Errorf("VectorIndex status = %+v", vi.Status)
+	}
+	e.waitEvent(vi.Name, "Created")
+}
+
+func TestDynamicSettingsAndNewFieldsConverge(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	e.cluster("vectors", url)
+	vi := luceneIndex(e, "tuned")
+	e.create(vi)
+	e.waitIndexReady(vi)
+	uuid := vi.Status.IndexUUID
+
+	e.update(vi, func() {
+		vi.Spec.Replicas = 1
+		vi.Spec.Fields[0].Method.Parameters.EfSearch = ptr.To[int32](200)
+		vi.Spec.Search.ConcurrentSegmentSearch = v1alpha1.ConcurrentSegmentSearch{Mode: "all", MaxSliceCount: 4}
+		vi.Spec.RefreshInterval = "30s"
+		vi.Spec.Fields = append(vi.Spec.Fields, v1alpha1.VectorField{
+			Name: "image", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"},
+		})
+	})
+	e.waitIndexReady(vi)
+	idx := liveIndex(t, os, vi.Spec.IndexName)
+	for k, want := range map[string]string{
+		"index.number_of_replicas": "1", "index.knn.algo_param.ef_search": "200", "index.refresh_interval": "30s",
+		"index.search.concurrent_segment_search.mode": "all", "index.search.concurrent.max_slice_count": "4",
+	} {
+		if got := idx.Settings[k]; got != want {
+			t.Errorf("setting %s = %q, want %q", k, got, want)
+		}
+	}
+	if p := property(t, idx, "image"); p["dimension"] != float64(16) {
+		t.Errorf("added field image = %v", p)
+	}
+	if idx.UUID != uuid {
+		t.Errorf("index was recreated (uuid %s → %s); dynamic changes must apply in place", uuid, idx.UUID)
+	}
+	if vi.Status.Health != "yellow" || vi.Status.MaxSliceCount != 4 || vi.Status.ConcurrentSearchMode != "all" {
+		t.Errorf("status after update = %+v (one node: a replica stays unassigned, so yellow)", vi.Status)
+	}
+	note := e.waitEvent(vi.Name, "SettingsUpdated")
+	if !strings.Contains(note, "index.search.concurrent.max_slice_count=4") {
+		t.Errorf("SettingsUpdated event = %q", note)
+	}
+	e.waitEvent(vi.Name, "FieldsAdded")
+}
+
+func TestDeletionPolicies(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	e.cluster("vectors", url)
+
+	deleted := luceneIndex(e, "deleted")
+	retained := luceneIndex(e, "retained")
+	retained.Spec.DeletionPolicy = v1alpha1.DeletionPolicyRetain
+	e.create(deleted)
+	e.create(retained)
+	e.waitIndexReady(deleted)
+	e.waitIndexReady(retained)
+
+	for _, vi := range []*v1alpha1.VectorIndex{deleted, retained} {
+		if err := e.k8s.Delete(e.ctx, vi); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually(30*time.Second, func() (bool, string) {
+		var list v1alpha1.VectorIndexList
+		if err := e.k8s.List(e.ctx, &list); err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, vi := range list.Items {
+			if vi.Namespace == e.ns {
+				n++
+			}
+		}
+		return n == 0, fmt.Sprintf("%d VectorIndexes still present", n)
+	})
+	if _, err := os.GetIndex(t.Context(), deleted.Spec.IndexName); !opensearch.IsNotFound(err) {
+		t.Errorf("index of a Delete-policy VectorIndex still exists (err %v)", err)
+	}
+	idx := liveIndex(t, os, retained.Spec.IndexName)
+	if len(idx.Meta) != 0 {
+		t.Errorf("retained index still carries ownership _meta %v", idx.Meta)
+	}
+	t.Cleanup(func() { _ = os.DeleteIndex(t.Context(), retained.Spec.IndexName) })
+}
+
+func TestAdoptionOnlyWhenTheMappingMatches(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	e.cluster("vectors", url)
+
+	// An index made outside the operator with exactly the declared mapping is adopted.
+	matching := luceneIndex(e, "matching")
+	props, err := indexspec.Properties(&matching.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CreateIndex(t.Context(), matching.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 2, "index.number_of_replicas": 0}, props, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := liveIndex(t, os, matching.Spec.IndexName).UUID
+	e.create(matching)
+	e.waitIndexReady(matching)
+	e.waitEvent(matching.Name, "Adopted")
+	if idx := liveIndex(t, os, matching.Spec.IndexName); idx.UUID != before || idx.Meta[indexspec.MetaUID] != string(matching.UID) {
+		t.Errorf("adopted index uuid %s (was %s), _meta %v", idx.UUID, before, idx.Meta)
+	}
+
+	// One with another dimension is a conflict, and is never touched, not even on delete.
+	conflicting := luceneIndex(e, "conflicting")
+	other := map[string]any{"embedding": map[string]any{"type": "knn_vector", "dimension": 8, "method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": "l2"}}}
+	if err := os.CreateIndex(t.Context(), conflicting.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 1, "index.number_of_replicas": 0}, other, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.DeleteIndex(t.Context(), conflicting.Spec.IndexName) })
+	beforeIdx := liveIndex(t, os, conflicting.Spec.IndexName)
+	e.create(conflicting)
+	e.waitCondition(conflicting, func() []metav1.Condition { return conflicting.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonConflict, 30*time.Second)
+	msg := conditionMessage(conflicting, v1alpha1.ConditionDegraded)
+	for _, want := range []string{"embedding.dimension: declared 32, index has 8", "shards: declared 2, index has 1", "title: declared, index lacks it"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("conflict message %q does not say %q", msg, want)
+		}
+	}
+	if err := e.k8s.Delete(e.ctx, conflicting); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(conflicting.Name, "IndexRetained")
+	after := liveIndex(t, os, conflicting.Spec.IndexName)
+	if after.UUID != beforeIdx.UUID || len(after.Meta) != 0 || after.Settings["index.refresh_interval"] != beforeIdx.Settings["index.refresh_interval"] || len(after.Properties) != 1 {
+		t.Errorf("conflicting index was touched: before %+v after %+v", beforeIdx, after)
+	}
+}
+
+func conditionMessage(vi *v1alpha1.VectorIndex, typ string) string {
+	for _, c := range vi.Status.Conditions {
+		if c.Type == typ {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+func TestOutOfBandDriftIsRepaired(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	e.cluster("vectors", url)
+	vi := luceneIndex(e, "drifting")
+	e.create(vi)
+	e.waitIndexReady(vi)
+
+	if err := os.PutSettings(t.Context(), vi.Spec.IndexName, map[string]any{"index.number_of_replicas": 3, "index.search.concurrent.max_slice_count": 9}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(30*time.Second, func() (bool, string) {
+		s := liveIndex(t, os, vi.Spec.IndexName).Settings
+		return s["index.number_of_replicas"] == "0" && s["index.search.concurrent.max_slice_count"] == "2", fmt.Sprintf("replicas %s slices %s", s["index.number_of_replicas"], s["index.search.concurrent.max_slice_count"])
+	})
+
+	first := vi.Status.IndexUUID
+	if err := os.DeleteIndex(t.Context(), vi.Spec.IndexName); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(vi.Name, "IndexRecreated")
+	e.eventually(30*time.Second, func() (bool, string) {
+		idx, err := os.GetIndex(t.Context(), vi.Spec.IndexName)
+		if err != nil {
+			return false, err.Error()
+		}
+		return idx.UUID != first && idx.Meta[indexspec.MetaUID] == string(vi.UID), "waiting for the recreated index"
+	})
+	e.waitIndexReady(vi)
+}
+
+func TestFaissAndNmslibMappings(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	e.cluster("vectors", url)
+
+	faiss := luceneIndex(e, "faiss")
+	faiss.Spec.Fields[0] = v1alpha1.VectorField{Name: "embedding", Dimension: 16, DataType: "float", SpaceType: "innerproduct", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x",
+		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfConstruction: ptr.To[int32](64)}}}
+	faiss.Spec.Fields = append(faiss.Spec.Fields, v1alpha1.VectorField{Name: "bits", Dimension: 64, DataType: "binary", SpaceType: "hamming", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}})
+	// The Maven-assembled node has no faiss native library; with the threshold at -1 no
+	// native graph is built and queries are exact (REAL-PARTS.md).
+	faiss.Spec.AdditionalSettings = map[string]string{"index.knn.advanced.approximate_threshold": "-1"}
+	e.create(faiss)
+	e.waitIndexReady(faiss)
+	idx := liveIndex(t, os, faiss.Spec.IndexName)
+	if p := property(t, idx, "bits"); !strings.EqualFold(fmt.Sprint(p["data_type"]), "binary") {
+		t.Errorf("bits mapping = %v", p)
+	}
+	base, queries := dataset.Generate(dataset.Spec{Count: 300, Queries: 5, Dim: 16, Seed: 3})
+	if err := bench.Ingest(t.Context(), os, faiss.Spec.IndexName, "embedding", base, 100, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Refresh(t.Context(), faiss.Spec.IndexName); err != nil {
+		t.Fatal(err)
+	}
+	got, err := bench.SearchIDs(t.Context(), os, faiss.Spec.IndexName, "embedding", queries, 5)
+	if err != nil || len(got[0]) != 5 {
+		t.Fatalf("faiss query: %v, %v", got, err)
+	}
+	e.waitCondition(faiss, func() []metav1.Condition { return faiss.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "", 30*time.Second)
+	e.eventually(30*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, clientKey(faiss), faiss)
+		return faiss.Status.DocsCount == 300, fmt.Sprintf("status docs %d", faiss.Status.DocsCount)
+	})
+
+	// OpenSearch 3.x refuses new nmslib indexes; only the live cluster can tell, so it is
+	// a condition with OpenSearch's own reason.
+	nmslib := luceneIndex(e, "nmslib")
+	nmslib.Spec.Fields[0] = v1alpha1.VectorField{Name: "embedding", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "nmslib", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}
+	e.create(nmslib)
+	e.waitCondition(nmslib, func() []metav1.Condition { return nmslib.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonRejected, 30*time.Second)
+	if msg := conditionMessage(nmslib, v1alpha1.ConditionDegraded); !strings.Contains(msg, "nmslib") {
+		t.Errorf("nmslib refusal message %q does not name the engine", msg)
+	}
+	e.waitEvent(nmslib.Name, "CreateFailed")
+}
+
+func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
+	e := startOperator(t)
+	node, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Destroy() })
+	os := osClient(t, node.URL)
+	sc := e.cluster("vectors", node.URL)
+	vi := luceneIndex(e, "survivor")
+	e.create(vi)
+	e.waitIndexReady(vi)
+	uuid := vi.Status.IndexUUID
+
+	if err := node.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// A change made while the node is down cannot be applied yet.
+	e.update(vi, func() { vi.Spec.Replicas = 1 })
+	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnreachable, 30*time.Second)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnreachable, 30*time.Second)
+
+	if _, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+	e.waitIndexReady(vi)
+	resp, err := os.GetIndex(t.Context(), vi.Spec.IndexName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.UUID != uuid || resp.Settings["index.number_of_replicas"] != "1" {
+		t.Errorf("after restart: uuid %s (was %s), replicas %s", resp.UUID, uuid, resp.Settings["index.number_of_replicas"])
+	}
+}
+
+func TestCredentialsComeFromSecretsAndNeverShow(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	const password = "s3cr3t-never-shown"
+	sc := &v1alpha1.SearchCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: e.ns},
+		Spec: v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{
+			Endpoint: url, CredentialsSecretRef: &v1alpha1.LocalObjectReference{Name: "opensearch-credentials"},
+		}},
+	}
+	e.create(sc)
+	vi := luceneIndex(e, "guarded")
+	e.create(vi)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonSecretNotFound, 30*time.Second)
+	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonSecretNotFound, 30*time.Second)
+
+	e.create(secret(e.ns, "opensearch-credentials", map[string]string{"username": "admin"}))
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonInvalidSecret, 30*time.Second)
+
+	s := secret(e.ns, "opensearch-credentials", nil)
+	e.update(s, func() { s.StringData = map[string]string{"username": "admin", "password": password} })
+	// The local node runs without the security plugin, so any credentials are accepted.
+	e.waitIndexReady(vi)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "", 30*time.Second)
+
+	for _, o := range []any{sc.Status, vi.Status, e.events(vi.Name), e.events(sc.Name)} {
+		if b, _ := json.Marshal(o); strings.Contains(string(b), password) {
+			t.Errorf("password visible in %s", b)
+		}
+	}
+}
+
+func TestUnreachableEndpointIsReported(t *testing.T) {
+	e := startOperator(t)
+	sc := e.cluster("vectors", "http://127.0.0.1:1")
+	vi := luceneIndex(e, "orphan")
+	e.create(vi)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnreachable, 30*time.Second)
+	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnreachable, 30*time.Second)
+
+	missing := luceneIndex(e, "lost")
+	missing.Spec.ClusterRef.Name = "nowhere"
+	e.create(missing)
+	e.waitCondition(missing, func() []metav1.Condition { return missing.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonClusterNotFound, 30*time.Second)
+	// Deleting an index whose cluster never existed must not hang on the finalizer.
+	if err := e.k8s.Delete(e.ctx, missing); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(30*time.Second, func() (bool, string) {
+		err := e.k8s.Get(e.ctx, clientKey(missing), missing)
+		return err != nil, "VectorIndex with a missing cluster still present"
+	})
+}

@@ -1,0 +1,139 @@
+package indexspec
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+func spec() *v1alpha1.VectorIndexSpec {
+	return &v1alpha1.VectorIndexSpec{
+		Shards: 3, Replicas: 1, RefreshInterval: "1s",
+		Fields: []v1alpha1.VectorField{{
+			Name: "embedding", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x",
+			Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfSearch: ptr.To[int32](80)}},
+		}},
+		Search: v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto", MaxSliceCount: 4}},
+	}
+}
+
+func TestDynamicSettings(t *testing.T) {
+	got := DynamicSettings(spec())
+	want := map[string]string{
+		"index.number_of_replicas": "1", "index.refresh_interval": "1s", "index.knn.algo_param.ef_search": "80",
+		"index.search.concurrent_segment_search.mode": "auto", "index.search.concurrent.max_slice_count": "4",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DynamicSettings = %v, want %v", got, want)
+	}
+	s := spec()
+	s.Fields[0].Method.Parameters = nil
+	if _, ok := DynamicSettings(s)["index.knn.algo_param.ef_search"]; ok {
+		t.Error("ef_search managed although no field sets it")
+	}
+}
+
+func TestCreateSettingsIncludeStaticAndAdditional(t *testing.T) {
+	s := spec()
+	s.AdditionalSettings = map[string]string{"index.codec": "best_compression"}
+	got := CreateSettings(s)
+	if got["index.knn"] != true || got["index.number_of_shards"] != int32(3) || got["index.codec"] != "best_compression" || got["index.number_of_replicas"] != "1" {
+		t.Errorf("CreateSettings = %v", got)
+	}
+}
+
+func TestSettingsDiff(t *testing.T) {
+	desired := map[string]string{"a": "1", "b": "2"}
+	cases := []struct {
+		live map[string]string
+		want map[string]any
+	}{
+		{map[string]string{"a": "1", "b": "2", "other": "x"}, nil},
+		{map[string]string{"a": "1", "b": "3"}, map[string]any{"b": "2"}},
+		{map[string]string{}, map[string]any{"a": "1", "b": "2"}},
+	}
+	for _, c := range cases {
+		if got := SettingsDiff(desired, c.live); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("SettingsDiff(%v) = %v, want %v", c.live, got, c.want)
+		}
+	}
+}
+
+func TestFieldMapping(t *testing.T) {
+	cases := []struct {
+		name  string
+		field v1alpha1.VectorField
+		want  string
+	}{
+		{"defaults left out, ef_search not in mapping", spec().Fields[0],
+			`{"dimension":8,"method":{"engine":"faiss","name":"hnsw","parameters":{"m":16},"space_type":"l2"},"type":"knn_vector"}`},
+		{"binary", v1alpha1.VectorField{Name: "b", Dimension: 64, DataType: "binary", SpaceType: "hamming", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}},
+			`{"data_type":"binary","dimension":64,"method":{"engine":"faiss","name":"hnsw","space_type":"hamming"},"type":"knn_vector"}`},
+		{"on disk compressed ivf", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "on_disk", CompressionLevel: "32x",
+			Method: v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](128), Nprobes: ptr.To[int32](8)}}},
+			`{"compression_level":"32x","dimension":16,"method":{"engine":"faiss","name":"ivf","parameters":{"nlist":128,"nprobes":8},"space_type":"l2"},"mode":"on_disk","type":"knn_vector"}`},
+	}
+	for _, c := range cases {
+		got, _ := json.Marshal(FieldMapping(c.field))
+		if string(got) != c.want {
+			t.Errorf("%s: FieldMapping = %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCompareMapping(t *testing.T) {
+	s := spec()
+	s.ExtraMappings = map[string]v1alpha1.MappingProperty{"title": {JSON: apiextensionsv1.JSON{Raw: []byte(`{"type":"text"}`)}}}
+	declared, err := Properties(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name          string
+		live          string
+		missing       []string
+		conflictsWith []string
+	}{
+		{"identical, with OpenSearch's defaults and extras",
+			`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_construction":100}}},"title":{"type":"text","analyzer":"standard"},"extra":{"type":"keyword"}}`,
+			nil, nil},
+		{"fields missing", `{}`, []string{"embedding", "title"}, nil},
+		{"other dimension and engine",
+			`{"embedding":{"type":"knn_vector","dimension":16,"method":{"engine":"lucene","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"text"}}`,
+			nil, []string{"embedding.dimension: declared 8, index has 16", "embedding.method.engine: declared faiss, index has lucene"}},
+		{"a declared parameter the index lacks",
+			`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{}}},"title":{"type":"text"}}`,
+			nil, []string{"embedding.method.parameters.m: declared 16, index has nothing"}},
+		{"upper-case enum from OpenSearch",
+			`{"embedding":{"type":"knn_vector","dimension":8,"data_type":"FLOAT","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"text"}}`,
+			nil, nil},
+		{"title is a keyword", `{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"keyword"}}`,
+			nil, []string{"title.type: declared text, index has keyword"}},
+	}
+	for _, c := range cases {
+		var live map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.live), &live); err != nil {
+			t.Fatal(err)
+		}
+		d, err := CompareMapping(declared, live)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var missing []string
+		for n := range d.Missing {
+			missing = append(missing, n)
+		}
+		if len(missing) != len(c.missing) {
+			t.Errorf("%s: missing = %v, want %v", c.name, missing, c.missing)
+		}
+		if strings.Join(d.Conflicts, "|") != strings.Join(c.conflictsWith, "|") {
+			t.Errorf("%s: conflicts = %q, want %q", c.name, d.Conflicts, c.conflictsWith)
+		}
+	}
+}
