@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# make demo: the main job on the embedded local default. Starts a real OpenSearch node with
+# k-NN and a real kube-apiserver + etcd with the operator (bin/vectorpilot dev), applies a
+# SearchCluster and a VectorIndex, loads a generated dataset, retunes the index through its
+# spec, and prints what happened. Everything it started is stopped by PID at the end, unless
+# DEMO_KEEP=1.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT_DIR"
+
+run="$BIN_DIR/run/demo"
+mkdir -p "$run"
+export KUBECONFIG="$run/kubeconfig"
+ns=demo
+operator_pid=""
+DEMO_VECTORS=${DEMO_VECTORS:-20000}
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+cleanup() {
+  if [ "${DEMO_KEEP:-0}" = 1 ]; then
+    cat <<MSG
+
+Left running (DEMO_KEEP=1):
+  export KUBECONFIG=$KUBECONFIG
+  kubectl -n $ns get searchclusters,vectorindices
+  OpenSearch: $url      operator log: $run/operator.log
+Stop it all with: kill $operator_pid; hack/opensearch.sh destroy demo
+MSG
+    return
+  fi
+  [ -n "$operator_pid" ] && kill "$operator_pid" 2>/dev/null && wait "$operator_pid" 2>/dev/null || true
+  bash hack/opensearch.sh destroy demo >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+step "1. OpenSearch $OPENSEARCH_VERSION with k-NN on 127.0.0.1 (assembled from Maven Central)"
+bash hack/opensearch.sh destroy demo >/dev/null 2>&1 || true
+node=$(bash hack/opensearch.sh start demo)
+echo "$node"
+url=$(echo "$node" | sed -n 's/^url=//p')
+
+step "2. Local control plane (kube-apiserver $KUBE_VERSION + etcd) with the CRDs, and the operator"
+rm -f "$KUBECONFIG"
+"$BIN_DIR/vectorpilot" dev --kubeconfig-out "$KUBECONFIG" --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 >"$run/operator.log" 2>&1 &
+operator_pid=$!
+for _ in $(seq 1 120); do
+  [ -s "$KUBECONFIG" ] && kubectl get crd vectorindices.vectorpilot.io >/dev/null 2>&1 && break
+  kill -0 "$operator_pid" 2>/dev/null || { tail -20 "$run/operator.log"; die "operator exited"; }
+  sleep 0.5
+done
+kubectl version 2>/dev/null | sed 's/^/  /'
+kubectl get crd -o custom-columns=CRD:.metadata.name,SHORT:.spec.names.shortNames | sed 's/^/  /'
+
+step "3. Apply a SearchCluster (external → the local node) and a VectorIndex"
+kubectl create namespace "$ns" >/dev/null
+sed "s|http://127.0.0.1:9200|$url|" config/samples/vectorpilot_v1alpha1_searchcluster.yaml | kubectl -n "$ns" apply -f -
+kubectl -n "$ns" apply -f config/samples/vectorpilot_v1alpha1_vectorindex.yaml
+kubectl -n "$ns" wait --for=condition=Ready searchcluster/vectors vectorindex/products --timeout=120s
+kubectl -n "$ns" get searchclusters,vectorindices
+
+step "4. Admission refuses what OpenSearch would: a binary field on lucene, and a shard change"
+kubectl -n "$ns" apply -f - <<YAML 2>&1 | sed 's/^/  refused: /' || true
+apiVersion: vectorpilot.io/v1alpha1
+kind: VectorIndex
+metadata: {name: broken}
+spec:
+  clusterRef: {name: vectors}
+  fields: [{name: bits, dimension: 12, dataType: binary, spaceType: hamming, engine: lucene}]
+YAML
+kubectl -n "$ns" patch vectorindex products --type=merge -p '{"spec":{"shards":4}}' 2>&1 | sed 's/^/  refused: /' || true
+
+step "5. Load $DEMO_VECTORS generated 64-d vectors and measure recall@10 against brute force"
+"$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7
+
+step "6. Retune through the spec: 4 slices, ef_search 256 — applied in place by the operator"
+kubectl -n "$ns" patch vectorindex products --type=json -p '[
+  {"op":"replace","path":"/spec/search/concurrentSegmentSearch","value":{"mode":"all","maxSliceCount":4}},
+  {"op":"replace","path":"/spec/fields/0/method/parameters/efSearch","value":256}]'
+for _ in $(seq 1 60); do
+  [ "$(kubectl -n "$ns" get vectorindex products -o jsonpath='{.status.maxSliceCount}')" = 4 ] && break
+  sleep 0.5
+done
+kubectl -n "$ns" wait --for=condition=Ready vectorindex/products --timeout=60s >/dev/null
+curl -fsS "$url/products-v1/_settings?flat_settings=true" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["products-v1"]["settings"]
+for k in ("index.search.concurrent_segment_search.mode", "index.search.concurrent.max_slice_count", "index.knn.algo_param.ef_search"):
+    print("  OpenSearch now has %s = %s" % (k, s.get(k)))'
+"$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7
+
+step "7. Drift: a setting changed behind the operator's back is put back"
+curl -fsS -XPUT "$url/products-v1/_settings" -H 'content-type: application/json' -d '{"index.number_of_replicas": 3}' >/dev/null
+echo "  set index.number_of_replicas=3 directly in OpenSearch"
+for _ in $(seq 1 150); do
+  r=$(curl -fsS "$url/products-v1/_settings?flat_settings=true" | python3 -c 'import json,sys; print(json.load(sys.stdin)["products-v1"]["settings"]["index.number_of_replicas"])')
+  [ "$r" = 0 ] && break
+  sleep 0.5
+done
+echo "  index.number_of_replicas is $r again (as declared)"
+
+step "Summary"
+kubectl -n "$ns" get searchclusters,vectorindices -o wide
+echo
+kubectl -n "$ns" get events.events.k8s.io --sort-by=.metadata.creationTimestamp \
+  -o custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note | sed 's/^/  /'
+
+step "8. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
+kubectl -n "$ns" delete vectorindex products --timeout=60s
+if curl -fsS -o /dev/null "$url/products-v1"; then die "index still exists"; else echo "  index products-v1 is gone from OpenSearch"; fi
+echo
+echo "demo finished"
