@@ -52,3 +52,8 @@ demo: tools real-parts build
 
 clean:
 	rm -rf $(BIN)/run
+
+## bench: fleet scale (N VectorIndexes to Ready, idle cost) and ground-truth throughput
+bench: tools real-parts
+	go test ./internal/dataset -run '^$$' -bench . -benchtime 3x
+	hack/test.sh -run '^$$' -bench . -benchtime 1x ./test/bench

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test: every Go test, unit and integration, with one OpenSearch node shared by the
+# make test (and make bench): every Go test, unit and integration, with one OpenSearch node shared by the
 # whole run (packages that need a node of their own start it themselves). The node is
 # stopped by PID on exit, whatever the outcome.
 set -euo pipefail
@@ -13,4 +13,7 @@ echo "$started" | sed 's/^/[opensearch] /'
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
 export VECTORPILOT_OPENSEARCH_URL
 
-go test -count=1 -timeout 50m "$@" ./...
+# Arguments go to go test as they are; with none, every package.
+args=("$@")
+[ ${#args[@]} -gt 0 ] || args=(./...)
+go test -count=1 -timeout 60m "${args[@]}"

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -75,6 +76,7 @@ func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*
 	if c, ok := r.clients[key]; ok && c.fingerprint == fp {
 		return c.client, nil
 	}
+	cfg.OnRequest = metrics.OpenSearchRequests.WithLabelValues(sc.Namespace, sc.Name).Inc
 	c, err := opensearch.New(cfg)
 	if err != nil {
 		return nil, &Error{Reason: v1alpha1.ReasonTLSError, Message: err.Error()}

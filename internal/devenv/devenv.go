@@ -124,21 +124,8 @@ func StartNode(root, name string, extraConfig string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Root: root, Name: name}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), "=")
-		switch k {
-		case "url":
-			n.URL = v
-		case "pid":
-			n.PID = v
-		case "simd":
-			n.SIMD = v
-		case "version":
-			n.Version = v
-		}
-	}
+	kv := keyValues(out)
+	n := &Node{Root: root, Name: name, URL: kv["url"], PID: kv["pid"], SIMD: kv["simd"], Version: kv["version"]}
 	if n.URL == "" {
 		return nil, fmt.Errorf("hack/opensearch.sh start %s printed no url:\n%s", name, out)
 	}
@@ -157,14 +144,54 @@ func (n *Node) Destroy() error {
 	return err
 }
 
+// S3Server is a local S3-compatible server (moto), run by hack/s3.sh.
+type S3Server struct {
+	Root, Name, URL string
+}
+
+// StartS3 starts the S3 server called name on a free loopback port.
+func StartS3(root, name string) (*S3Server, error) {
+	out, err := runScript(root, "s3.sh", os.Environ(), "start", name)
+	if err != nil {
+		return nil, err
+	}
+	s := &S3Server{Root: root, Name: name, URL: keyValues(out)["url"]}
+	if s.URL == "" {
+		return nil, fmt.Errorf("hack/s3.sh start %s printed no url:\n%s", name, out)
+	}
+	return s, nil
+}
+
+// Stop stops the server by its PID; its data is gone with it.
+func (s *S3Server) Stop() error {
+	_, err := runScript(s.Root, "s3.sh", os.Environ(), "stop", s.Name)
+	return err
+}
+
+// keyValues reads the key=value lines the hack scripts print.
+func keyValues(out []byte) map[string]string {
+	kv := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv
+}
+
 func script(root string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "opensearch.sh")}, args...)...)
+	return runScript(root, "opensearch.sh", env, args...)
+}
+
+func runScript(root, name string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", name)}, args...)...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("hack/opensearch.sh %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+		return out, fmt.Errorf("hack/%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return out, nil
 }

@@ -26,6 +26,8 @@ type Config struct {
 	InsecureSkipVerify bool
 	// RequestTimeout bounds one HTTP request; zero means 30s.
 	RequestTimeout time.Duration
+	// OnRequest, when set, is called once per HTTP request sent (for metrics).
+	OnRequest func()
 }
 
 // Client talks to one OpenSearch cluster. It is safe for concurrent use.
@@ -48,7 +50,7 @@ func New(cfg Config) (*Client, error) {
 		Password:           cfg.Password,
 		CACert:             cfg.CACert,
 		InsecureSkipVerify: cfg.InsecureSkipVerify,
-		Transport:          countingTransport{next: base, count: counter},
+		Transport:          countingTransport{next: base, count: counter, hook: cfg.OnRequest},
 		RequestTimeout:     timeout,
 		// Retries of a failed call belong to the reconcile loop's backoff, which also
 		// records the failure in status; a hidden retry here would only delay that.
@@ -68,10 +70,14 @@ func (c *Client) Requests() uint64 { return c.requests.Load() }
 type countingTransport struct {
 	next  http.RoundTripper
 	count *atomic.Uint64
+	hook  func()
 }
 
 func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.count.Add(1)
+	if t.hook != nil {
+		t.hook()
+	}
 	return t.next.RoundTrip(r)
 }
 

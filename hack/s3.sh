@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs moto's S3-compatible server on 127.0.0.1 for tests and the demo.
+#   s3.sh start NAME   start server NAME on a free port; prints url=, pid=
+#   s3.sh stop NAME    stop it by PID
+#   s3.sh logs NAME    print its log
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+cmd=${1:-}; name=${2:-}
+[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|logs NAME"
+run="$BIN_DIR/run/s3-$name"
+
+running() { [ -f "$run/pid" ] && kill -0 "$(cat "$run/pid")" 2>/dev/null; }
+
+start() {
+  mkdir -p "$run"
+  if ! running; then
+    local server port
+    server=$(bash "$ROOT_DIR/hack/install-s3.sh")
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    echo "$port" >"$run/port"
+    setsid "$server" -H 127.0.0.1 -p "$port" >"$run/s3.log" 2>&1 </dev/null &
+    echo $! >"$run/pid"
+    for _ in $(seq 1 100); do
+      curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && break
+      running || { cat "$run/s3.log" >&2; die "moto_server exited"; }
+      sleep 0.2
+    done
+  fi
+  echo "url=http://127.0.0.1:$(cat "$run/port")"
+  echo "pid=$(cat "$run/pid")"
+}
+
+stop() {
+  running || return 0
+  local pid; pid=$(cat "$run/pid")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -rf "$run"
+}
+
+case "$cmd" in
+  start) start ;;
+  stop) stop ;;
+  logs) cat "$run/s3.log" ;;
+  *) die "unknown command $cmd" ;;
+esac
