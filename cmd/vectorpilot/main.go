@@ -16,7 +16,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand())
+	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newTuneCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "vectorpilot:", err)
 		os.Exit(1)

@@ -1,0 +1,237 @@
+// Package autotune chooses an index's concurrent-segment-search slice count from benchmark
+// results and the live load: the setting with the lowest predicted p90 whose predicted CPU
+// stays under the headroom target, moving to a costlier setting only when it buys enough
+// latency per extra CPU point, and keeping the current setting when the gain is too small
+// to be worth a change. It is a pure function of its inputs.
+//
+// Slice encoding, as everywhere in vectorpilot: 1 = concurrent search off for the index,
+// 0 = Lucene's default slicing, N >= 2 = index.search.concurrent.max_slice_count N.
+package autotune
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Measurement is one benchmark cell: a slice setting under a client load.
+type Measurement struct {
+	SliceCount int     `json:"sliceCount"`
+	Clients    int     `json:"clients"`
+	P50Ms      float64 `json:"p50Ms"`
+	P90Ms      float64 `json:"p90Ms"`
+	P99Ms      float64 `json:"p99Ms"`
+	QPS        float64 `json:"qps"`
+	CPUPercent float64 `json:"cpuPercent"`
+	Recall     float64 `json:"recall,omitempty"`
+}
+
+// Table is a benchmark's result: the bench engine's JSON output and the tuner's input.
+type Table struct {
+	Cores    int           `json:"cores"`
+	Segments int           `json:"segments"`
+	Results  []Measurement `json:"results"`
+}
+
+// Params are the tuning targets and the load to tune for.
+type Params struct {
+	// HeadroomPercent of CPU to keep free: predicted CPU must stay <= 100 - headroom.
+	HeadroomPercent float64
+	// MinGainPerCPUPercent is the least p90 reduction, in percent of the cheaper setting's
+	// p90, that one extra point of CPU must buy.
+	MinGainPerCPUPercent float64
+	// Clients is the load level to tune for, in benchmark clients; between measured
+	// levels it is interpolated.
+	Clients float64
+	// Candidates limits the settings considered; empty means every measured one.
+	Candidates []int
+	// Current is the slice count applied now, nil when none is known.
+	Current *int
+	// HysteresisPercent: the current setting is kept while the best one predicts a p90 no
+	// more than this much lower and the current one fits the headroom.
+	HysteresisPercent float64
+}
+
+// Decision is the tuner's choice and why.
+type Decision struct {
+	SliceCount          int     `json:"sliceCount"`
+	Reason              string  `json:"reason"`
+	PredictedP90Ms      float64 `json:"predictedP90Ms"`
+	PredictedCPUPercent float64 `json:"predictedCpuPercent"`
+}
+
+// prediction is one setting's expected p90 and CPU at the requested load.
+type prediction struct {
+	slices int
+	p90    float64
+	cpu    float64
+	note   string
+}
+
+// ErrNoMeasurement: no candidate setting has any measurement, so nothing can be chosen.
+var ErrNoMeasurement = errors.New("no measured setting among the candidates")
+
+// Decide picks a slice count for p.Clients of load.
+func Decide(t Table, p Params) (Decision, error) {
+	preds := predict(t, p)
+	if len(preds) == 0 {
+		return Decision{}, ErrNoMeasurement
+	}
+	budget := 100 - p.HeadroomPercent
+	var feasible []prediction
+	for _, pr := range preds {
+		if pr.cpu <= budget {
+			feasible = append(feasible, pr)
+		}
+	}
+	if len(feasible) == 0 {
+		least := preds[0] // sorted by CPU
+		return decision(least, fmt.Sprintf("no setting keeps CPU under %.0f%% at %.1f clients; %s uses the least CPU%s", budget, p.Clients, label(least.slices), least.note)), nil
+	}
+	// Walk from the cheapest setting up, moving only when the p90 bought per extra CPU
+	// point is worth it.
+	best := feasible[0]
+	reason := fmt.Sprintf("%s is the cheapest setting under %.0f%% CPU", label(best.slices), budget)
+	for _, pr := range feasible[1:] {
+		if pr.p90 >= best.p90 {
+			continue
+		}
+		gainPct := (best.p90 - pr.p90) / best.p90 * 100
+		extraCPU := pr.cpu - best.cpu
+		if extraCPU > 0 && gainPct/extraCPU < p.MinGainPerCPUPercent {
+			continue
+		}
+		reason = fmt.Sprintf("%s cuts p90 %.0f%% (%.1f→%.1f ms) for %+.1f CPU points over %s, within %.0f%% CPU",
+			label(pr.slices), gainPct, best.p90, pr.p90, extraCPU, label(best.slices), budget)
+		best = pr
+	}
+	if p.Current != nil && *p.Current != best.slices {
+		for _, pr := range feasible {
+			if pr.slices == *p.Current && pr.p90 <= best.p90*(1+p.HysteresisPercent/100) {
+				return decision(pr, fmt.Sprintf("kept %s: %s predicts p90 %.1f ms vs %.1f ms, within the %.0f%% hysteresis band%s",
+					label(pr.slices), label(best.slices), best.p90, pr.p90, p.HysteresisPercent, pr.note)), nil
+			}
+		}
+	}
+	return decision(best, reason+best.note), nil
+}
+
+func decision(pr prediction, reason string) Decision {
+	return Decision{SliceCount: pr.slices, Reason: reason, PredictedP90Ms: round(pr.p90), PredictedCPUPercent: round(pr.cpu)}
+}
+
+func round(v float64) float64 { return math.Round(v*100) / 100 }
+
+// label names a slice setting for people.
+func label(slices int) string {
+	switch slices {
+	case 1:
+		return "concurrent search off"
+	case 0:
+		return "Lucene's default slicing"
+	default:
+		return fmt.Sprintf("%d slices", slices)
+	}
+}
+
+// predict interpolates p90 and CPU at p.Clients for every candidate setting with
+// measurements, sorted by predicted CPU (then fewer slices first).
+func predict(t Table, p Params) []prediction {
+	bySlices := map[int][]Measurement{}
+	for _, m := range t.Results {
+		bySlices[m.SliceCount] = append(bySlices[m.SliceCount], m)
+	}
+	allowed := func(s int) bool {
+		if len(p.Candidates) == 0 {
+			return true
+		}
+		for _, c := range p.Candidates {
+			if c == s {
+				return true
+			}
+		}
+		return false
+	}
+	var out []prediction
+	for s, ms := range bySlices {
+		if !allowed(s) {
+			continue
+		}
+		sort.Slice(ms, func(i, j int) bool { return ms[i].Clients < ms[j].Clients })
+		out = append(out, interpolate(s, ms, p.Clients))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].cpu != out[j].cpu {
+			return out[i].cpu < out[j].cpu
+		}
+		return cost(out[i].slices) < cost(out[j].slices)
+	})
+	return out
+}
+
+// cost orders settings by how much parallelism they ask for: off, then N slices, then
+// Lucene's default (as many slices as it likes).
+func cost(slices int) int {
+	if slices == 0 {
+		return math.MaxInt
+	}
+	return slices
+}
+
+// interpolate predicts at load clients from measurements sorted by client count: linear
+// between the two measured levels around it; at the nearest level outside the range (and
+// the reason says so).
+func interpolate(slices int, ms []Measurement, clients float64) prediction {
+	first, last := ms[0], ms[len(ms)-1]
+	switch {
+	case clients <= float64(first.Clients):
+		note := ""
+		if clients < float64(first.Clients) {
+			note = fmt.Sprintf(" (load below the lowest measured level, %d clients, predicted from it)", first.Clients)
+		}
+		return prediction{slices: slices, p90: first.P90Ms, cpu: first.CPUPercent, note: note}
+	case clients >= float64(last.Clients):
+		note := ""
+		if clients > float64(last.Clients) {
+			note = fmt.Sprintf(" (load above the highest measured level, %d clients, predicted from it)", last.Clients)
+		}
+		return prediction{slices: slices, p90: last.P90Ms, cpu: last.CPUPercent, note: note}
+	}
+	for i := 1; i < len(ms); i++ {
+		lo, hi := ms[i-1], ms[i]
+		if clients <= float64(hi.Clients) {
+			f := (clients - float64(lo.Clients)) / float64(hi.Clients-lo.Clients)
+			return prediction{slices: slices, p90: lo.P90Ms + f*(hi.P90Ms-lo.P90Ms), cpu: lo.CPUPercent + f*(hi.CPUPercent-lo.CPUPercent)}
+		}
+	}
+	return prediction{slices: slices, p90: last.P90Ms, cpu: last.CPUPercent}
+}
+
+// ClientsForRate converts a live query rate into the benchmark's load unit: the client
+// count at which the given setting measured that throughput, interpolated between levels
+// and proportional outside them.
+func ClientsForRate(t Table, slices int, qps float64) (float64, bool) {
+	var ms []Measurement
+	for _, m := range t.Results {
+		if m.SliceCount == slices {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) == 0 {
+		return 0, false
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Clients < ms[j].Clients })
+	if qps <= ms[0].QPS {
+		return float64(ms[0].Clients) * qps / math.Max(ms[0].QPS, 1e-9), true
+	}
+	for i := 1; i < len(ms); i++ {
+		lo, hi := ms[i-1], ms[i]
+		if qps <= hi.QPS && hi.QPS > lo.QPS {
+			f := (qps - lo.QPS) / (hi.QPS - lo.QPS)
+			return float64(lo.Clients) + f*float64(hi.Clients-lo.Clients), true
+		}
+	}
+	last := ms[len(ms)-1]
+	return float64(last.Clients) * qps / math.Max(last.QPS, 1e-9), true
+}
