@@ -14,7 +14,7 @@ import (
 
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmark k-NN indexes"}
-	cmd.AddCommand(newBenchLoadCommand())
+	cmd.AddCommand(newBenchLoadCommand(), newBenchSweepCommand())
 	return cmd
 }
 

@@ -17,6 +17,11 @@ import (
 // batches of batchSize; progress, when not nil, is called after each batch with the count
 // loaded so far.
 func Ingest(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, batchSize int, progress func(done int)) error {
+	return ingestFrom(ctx, c, index, field, v, 0, batchSize, progress)
+}
+
+// ingestFrom is Ingest with document ids starting at firstID.
+func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, firstID, batchSize int, progress func(done int)) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for start := 0; start < v.Len(); start += batchSize {
@@ -26,14 +31,14 @@ func Ingest(ctx context.Context, c *opensearch.Client, index, field string, v da
 			buf.WriteString(`{"index":{"_index":`)
 			buf.WriteString(strconv.Quote(index))
 			buf.WriteString(`,"_id":"`)
-			buf.WriteString(strconv.Itoa(i))
+			buf.WriteString(strconv.Itoa(firstID + i))
 			buf.WriteString("\"}}\n")
 			if err := enc.Encode(map[string][]float32{field: v.At(i)}); err != nil {
 				return err
 			}
 		}
 		if err := c.Bulk(ctx, buf.Bytes()); err != nil {
-			return fmt.Errorf("bulk of vectors %d-%d: %w", start, end-1, err)
+			return fmt.Errorf("bulk of vectors %d-%d: %w", firstID+start, firstID+end-1, err)
 		}
 		if progress != nil {
 			progress(end)

@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// Cell is one measured sweep cell: the tuner's measurement plus what explains it.
+type Cell struct {
+	autotune.Measurement
+	Queries int `json:"queries"`
+	// SearcherTasksPerQuery is index_searcher tasks per query: 0 when concurrent search is
+	// off, growing with the slices actually searched in parallel.
+	SearcherTasksPerQuery float64 `json:"searcherTasksPerQuery"`
+	// LoadGenCPUMsPerQuery is the benchmark process's own CPU per query; far below the
+	// node's means the load generator was not the bottleneck.
+	LoadGenCPUMsPerQuery float64 `json:"loadGenCpuMsPerQuery"`
+	// NodeCPUMsPerQuery is the node's CPU per query, to compare with the generator's.
+	NodeCPUMsPerQuery float64 `json:"nodeCpuMsPerQuery"`
+}
+
+// Report is a sweep's output: the tuner's input format, with detail per cell.
+type Report struct {
+	Index    string `json:"index"`
+	Cores    int    `json:"cores"`
+	Segments int    `json:"segments"`
+	Results  []Cell `json:"results"`
+}
+
+// Table is the report as the tuner reads it.
+func (r Report) Table() autotune.Table {
+	t := autotune.Table{Cores: r.Cores, Segments: r.Segments}
+	for _, c := range r.Results {
+		t.Results = append(t.Results, c.Measurement)
+	}
+	return t
+}
+
+// SweepConfig says what to measure.
+type SweepConfig struct {
+	Index, Field string
+	Queries      dataset.Vectors
+	// Exact are the true neighbours of each query, for recall.
+	Exact [][]dataset.Neighbor
+	K     int
+	// SliceCounts use the slice encoding: 1 off, 0 Lucene's default slicing, N slices.
+	SliceCounts []int
+	Clients     []int
+	// Warmup runs before each cell's measurement and is not counted.
+	Warmup, Duration time.Duration
+	// OnCell, when set, is called as each cell completes.
+	OnCell func(Cell)
+}
+
+// SliceSettings are the index settings that put slice setting s in force.
+func SliceSettings(s int) map[string]any {
+	if s == 1 {
+		return map[string]any{"index.search.concurrent_segment_search.mode": "none", "index.search.concurrent.max_slice_count": 0}
+	}
+	return map[string]any{"index.search.concurrent_segment_search.mode": "all", "index.search.concurrent.max_slice_count": s}
+}
+
+// Sweep measures every slice setting under every client level, one cell at a time (cells
+// never overlap on the index), each with closed-loop clients: every client sends its next
+// query as soon as the previous answer arrives.
+func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, error) {
+	if cfg.Queries.Len() == 0 || len(cfg.Exact) != cfg.Queries.Len() {
+		return Report{}, errors.New("sweep needs queries and their exact neighbours")
+	}
+	stats, err := c.Stats(ctx, cfg.Index)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Index: cfg.Index, Segments: int(stats.Segments)}
+	for _, s := range cfg.SliceCounts {
+		if err := c.PutSettings(ctx, cfg.Index, SliceSettings(s)); err != nil {
+			return rep, fmt.Errorf("applying slice setting %d: %w", s, err)
+		}
+		for _, clients := range cfg.Clients {
+			if _, err := runClients(ctx, c, cfg, clients, cfg.Warmup); err != nil {
+				return rep, err
+			}
+			before, err := c.NodeStats(ctx)
+			if err != nil {
+				return rep, err
+			}
+			cpu0 := processCPU()
+			load, err := runClients(ctx, c, cfg, clients, cfg.Duration)
+			if err != nil {
+				return rep, err
+			}
+			cpu1 := processCPU()
+			after, err := c.NodeStats(ctx)
+			if err != nil {
+				return rep, err
+			}
+			rep.Cores = after.Processors
+			cell := load.cell(s, clients, cfg)
+			q := float64(load.queries)
+			nodeCPUMs := float64(after.ProcessCPUMillis - before.ProcessCPUMillis)
+			cell.CPUPercent = round2(nodeCPUMs / (float64(load.elapsed.Milliseconds()) * float64(after.Processors)) * 100)
+			cell.NodeCPUMsPerQuery = round2(nodeCPUMs / q)
+			cell.SearcherTasksPerQuery = round2(float64(after.SearcherCompleted-before.SearcherCompleted) / q)
+			cell.LoadGenCPUMsPerQuery = round2(float64((cpu1 - cpu0).Microseconds()) / 1000 / q)
+			rep.Results = append(rep.Results, cell)
+			if cfg.OnCell != nil {
+				cfg.OnCell(cell)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// loadResult is what the clients of one run saw.
+type loadResult struct {
+	hist    *hdrhistogram.Histogram
+	queries int
+	hits    int // neighbours found among the exact ones, summed over queries
+	elapsed time.Duration
+}
+
+func (l loadResult) cell(slices, clients int, cfg SweepConfig) Cell {
+	ms := func(p float64) float64 { return round2(float64(l.hist.ValueAtQuantile(p)) / 1000) }
+	return Cell{
+		Measurement: autotune.Measurement{
+			SliceCount: slices, Clients: clients,
+			P50Ms: ms(50), P90Ms: ms(90), P99Ms: ms(99),
+			QPS:    round2(float64(l.queries) / l.elapsed.Seconds()),
+			Recall: float64(int64(float64(l.hits)/float64(l.queries*cfg.K)*10000+0.5)) / 10000,
+		},
+		Queries: l.queries,
+	}
+}
+
+// runClients runs n closed-loop clients for d; client i starts at query i and walks the
+// query set, so clients do not ask the same thing at once.
+func runClients(ctx context.Context, c *opensearch.Client, cfg SweepConfig, n int, d time.Duration) (loadResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	deadline := time.Now().Add(d)
+	type partial struct {
+		hist          *hdrhistogram.Histogram
+		queries, hits int
+		err           error
+	}
+	parts := make([]partial, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			p := partial{hist: newHistogram()}
+			for q := i; time.Now().Before(deadline); q = (q + n) % cfg.Queries.Len() {
+				t0 := time.Now()
+				res, err := c.Search(ctx, cfg.Index, opensearch.KNNQuery(cfg.Field, cfg.Queries.At(q), cfg.K))
+				if err != nil {
+					p.err = fmt.Errorf("query %d: %w", q, err)
+					cancel()
+					break
+				}
+				_ = p.hist.RecordValue(time.Since(t0).Microseconds())
+				p.queries++
+				p.hits += overlap(res.Hits, cfg.Exact[q])
+			}
+			parts[i] = p
+		}(i)
+	}
+	wg.Wait()
+	out := loadResult{hist: newHistogram(), elapsed: time.Since(start)}
+	for _, p := range parts {
+		if p.err != nil {
+			return out, p.err
+		}
+		out.hist.Merge(p.hist)
+		out.queries += p.queries
+		out.hits += p.hits
+	}
+	if out.queries == 0 {
+		return out, errors.New("no query completed in the cell's window")
+	}
+	return out, nil
+}
+
+func newHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+}
+
+func overlap(hits []opensearch.Hit, exact []dataset.Neighbor) int {
+	want := make(map[int]bool, len(exact))
+	for _, n := range exact {
+		want[n.ID] = true
+	}
+	found := 0
+	for _, h := range hits {
+		if id, err := strconv.Atoi(h.ID); err == nil && want[id] {
+			found++
+		}
+	}
+	return found
+}
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
