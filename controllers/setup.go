@@ -31,6 +31,8 @@ type Options struct {
 	IndexResyncInterval time.Duration
 	// MaxRetryDelay caps the backoff after a failed reconcile. Default 60s.
 	MaxRetryDelay time.Duration
+	// IndexWorkers is how many VectorIndexes reconcile at once. Default 4.
+	IndexWorkers int
 }
 
 func (o Options) withDefaults() Options {
@@ -42,6 +44,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRetryDelay == 0 {
 		o.MaxRetryDelay = 60 * time.Second
+	}
+	if o.IndexWorkers == 0 {
+		o.IndexWorkers = 4
 	}
 	return o
 }

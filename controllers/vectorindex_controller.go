@@ -10,11 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -367,11 +370,26 @@ func (r *VectorIndexReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.VectorIndex{}).
-		Watches(&v1alpha1.SearchCluster{}, handler.EnqueueRequestsFromMapFunc(r.indexesOfCluster)).
-		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
+		// The operator's own status writes must not wake the index again: only spec,
+		// labels, annotations and deletion (which bumps the generation) do.
+		For(&v1alpha1.VectorIndex{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&v1alpha1.SearchCluster{}, handler.EnqueueRequestsFromMapFunc(r.indexesOfCluster), builder.WithPredicates(clusterChanged)).
+		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay), MaxConcurrentReconciles: r.Options.IndexWorkers}).
 		Named("vectorindex").
 		Complete(r)
+}
+
+// clusterChanged passes SearchCluster updates that matter to its indexes: a new spec
+// (endpoint, credentials) or a change of readiness — not every health poll.
+var clusterChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*v1alpha1.SearchCluster)
+		after, okAfter := e.ObjectNew.(*v1alpha1.SearchCluster)
+		if !okBefore || !okAfter {
+			return true
+		}
+		return before.Generation != after.Generation || conditions.IsReady(before.Status.Conditions) != conditions.IsReady(after.Status.Conditions)
+	},
 }
 
 func (r *VectorIndexReconciler) indexesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -28,7 +30,10 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
-func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch)) }
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
+	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch))
+}
 
 // idleWindow is how long the fleet is watched at rest; production intervals apply (index
 // resync 60s, cluster poll 30s), so a minute shows the steady cost.
