@@ -65,9 +65,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	return (&VectorIndexReconciler{
-		Client:   mgr.GetClient(),
-		Resolver: resolver,
-		Recorder: mgr.GetEventRecorder("vectorpilot-vectorindex"),
-		Options:  opts,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Resolver:  resolver,
+		Recorder:  mgr.GetEventRecorder("vectorpilot-vectorindex"),
+		Options:   opts,
 	}).SetupWithManager(mgr)
 }

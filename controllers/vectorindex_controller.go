@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -41,9 +43,11 @@ const clusterRefField = ".spec.clusterRef.name"
 // VectorIndexReconciler makes one k-NN index in OpenSearch match its VectorIndex.
 type VectorIndexReconciler struct {
 	client.Client
-	Resolver *connect.Resolver
-	Recorder recorder.EventRecorder
-	Options  Options
+	// APIReader reads objects the operator does not cache (benchmark ConfigMaps).
+	APIReader client.Reader
+	Resolver  *connect.Resolver
+	Recorder  recorder.EventRecorder
+	Options   Options
 }
 
 // indexRun is one reconcile's working state, shared by its steps.
@@ -55,6 +59,10 @@ type indexRun struct {
 	live  *opensearch.Index
 	// progressing is set by a step that changed OpenSearch and expects more to settle.
 	progressing string
+	// tunedSlices is the autotuner's slice setting, nil when tuning is off or undecided.
+	tunedSlices *int
+	// stats are the index figures read once per reconcile, by the first step that needs them.
+	stats *opensearch.IndexStats
 }
 
 // step is one named part of a reconcile. It returns an error when the next step cannot run.
@@ -87,6 +95,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	steps := []step{
 		{"resolve cluster", r.resolveCluster},     // SearchCluster → client
 		{"ensure index", r.ensureIndex},           // create, adopt, or Degraded/Conflict
+		{"tune", r.tune},                          // Auto: benchmark + live load → slice count
 		{"converge settings", r.convergeSettings}, // dynamic settings only; diff → one PUT
 		{"add fields", r.addFields},               // new vector and extra fields
 		{"observe", r.observe},                    // health, docs, segments → status
@@ -245,7 +254,7 @@ func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *
 }
 
 func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *indexRun) error {
-	diff := indexspec.SettingsDiff(indexspec.DynamicSettings(&run.vi.Spec), run.live.Settings)
+	diff := indexspec.SettingsDiff(indexspec.DynamicSettings(&run.vi.Spec, run.tunedSlices), run.live.Settings)
 	if diff == nil {
 		return nil
 	}
@@ -290,18 +299,36 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 }
 
 func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) error {
-	stats, err := run.os.Stats(ctx, run.name)
+	stats, err := run.indexStats(ctx)
 	if err != nil {
 		return err
 	}
 	st := &run.vi.Status
 	st.Health, st.DocsCount, st.Segments, st.StoreSizeBytes = stats.Health, stats.DocsCount, stats.Segments, stats.StoreSizeBytes
-	st.ConcurrentSearchMode = run.live.Settings["index.search.concurrent_segment_search.mode"]
-	fmt.Sscan(run.live.Settings["index.search.concurrent.max_slice_count"], &st.MaxSliceCount)
+	st.ConcurrentSearchMode = run.live.Settings[indexspec.SettingConcurrentMode]
+	fmt.Sscan(run.live.Settings[indexspec.SettingMaxSliceCount], &st.MaxSliceCount)
+	source := "spec"
+	if run.tunedSlices != nil {
+		source = "autotune"
+	}
+	metrics.SliceCount.DeletePartialMatch(map[string]string{"namespace": run.vi.Namespace, "index": run.vi.Name})
+	metrics.SliceCount.WithLabelValues(run.vi.Namespace, run.vi.Name, source).Set(float64(appliedSlices(run)))
 	if run.progressing != "" && stats.Health != "red" {
 		run.progressing = ""
 	}
 	return nil
+}
+
+// indexStats reads the index's figures once per reconcile.
+func (run *indexRun) indexStats(ctx context.Context) (opensearch.IndexStats, error) {
+	if run.stats == nil {
+		s, err := run.os.Stats(ctx, run.name)
+		if err != nil {
+			return s, err
+		}
+		run.stats = &s
+	}
+	return *run.stats, nil
 }
 
 // finalize applies the deletion policy, then lets the object go.
@@ -317,6 +344,9 @@ func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.Vecto
 			return ctrl.Result{}, uerr
 		}
 		return ctrl.Result{}, err
+	}
+	for _, m := range []*prometheus.MetricVec{metrics.SliceCount.MetricVec, metrics.TunerDecisions.MetricVec} {
+		m.DeletePartialMatch(prometheus.Labels{"namespace": vi.Namespace, "index": vi.Name})
 	}
 	controllerutil.RemoveFinalizer(vi, IndexFinalizer)
 	return ctrl.Result{}, r.Update(ctx, vi)

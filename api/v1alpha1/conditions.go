@@ -5,6 +5,8 @@ const (
 	ConditionReady       = "Ready"
 	ConditionProgressing = "Progressing"
 	ConditionDegraded    = "Degraded"
+	// ConditionTuned: the autotuner has chosen and applied a slice count.
+	ConditionTuned = "Tuned"
 )
 
 // Condition reasons. Every condition carries one; they are part of the API users alert on.
@@ -25,6 +27,9 @@ const (
 	ReasonDeleting          = "Deleting"
 	ReasonIndexHealthRed    = "IndexRed"
 	ReasonIndexHealthYellow = "IndexYellow"
+	ReasonTuned             = "Tuned"
+	ReasonBenchmarkMissing  = "BenchmarkMissing"
+	ReasonBenchmarkInvalid  = "BenchmarkInvalid"
 )
 
 // LocalObjectReference names an object in the same namespace.

@@ -79,6 +79,11 @@ type VectorIndexSpec struct {
 	// +kubebuilder:default={}
 	Search SearchSettings `json:"search,omitempty"`
 
+	// tuning lets the operator choose the slice count from benchmark results and the live
+	// load; in Auto it overrides search.concurrentSegmentSearch.
+	// +optional
+	Tuning *TuningSpec `json:"tuning,omitempty"`
+
 	// deletionPolicy decides what happens to the OpenSearch index when this object is
 	// deleted: Retain leaves it, Delete removes it.
 	// +optional
@@ -236,6 +241,93 @@ type ConcurrentSegmentSearch struct {
 	MaxSliceCount int32 `json:"maxSliceCount"`
 }
 
+// Tuning modes.
+const (
+	TuningAuto = "Auto"
+	TuningOff  = "Off"
+)
+
+// TuningSpec configures the slice-count autotuner.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'Auto' || has(self.benchmarkRef)",message="spec.tuning.benchmarkRef is required when spec.tuning.mode is Auto",fieldPath=".benchmarkRef"
+type TuningSpec struct {
+	// mode: Auto applies the tuner's choice; Off leaves the spec's settings.
+	// +optional
+	// +kubebuilder:default=Off
+	// +kubebuilder:validation:Enum=Auto;Off
+	Mode string `json:"mode,omitempty"`
+	// cpuHeadroomPercent of node CPU to keep free: the tuner never picks a setting whose
+	// predicted CPU exceeds 100 minus this.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=90
+	CPUHeadroomPercent int32 `json:"cpuHeadroomPercent,omitempty"`
+	// minGainPerCpuPercent is the least p90 cut, in percent, that one extra CPU point must
+	// buy before a costlier setting is chosen (diminishing returns), e.g. "0.5".
+	// +optional
+	// +kubebuilder:default="1"
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:MaxLength=10
+	MinGainPerCPUPercent string `json:"minGainPerCpuPercent,omitempty"`
+	// hysteresisPercent: the applied setting is kept while a new choice predicts a p90 at
+	// most this much lower.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	HysteresisPercent int32 `json:"hysteresisPercent,omitempty"`
+	// sliceCandidates limits the settings the tuner may choose (1 = concurrent search off,
+	// 0 = Lucene's default slicing, N = N slices); all measured ones when empty.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=0
+	// +kubebuilder:validation:items:Maximum=1024
+	SliceCandidates []int32 `json:"sliceCandidates,omitempty"`
+	// benchmarkRef names the benchmark results to tune from.
+	// +optional
+	BenchmarkRef *BenchmarkReference `json:"benchmarkRef,omitempty"`
+}
+
+// BenchmarkReference names benchmark results: a ConfigMap key holding the JSON written by
+// vectorpilot bench sweep (results.json).
+type BenchmarkReference struct {
+	// configMap holding the results.
+	ConfigMap ConfigMapKeyReference `json:"configMap"`
+}
+
+// ConfigMapKeyReference names one key of a ConfigMap in the same namespace.
+type ConfigMapKeyReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// +optional
+	// +kubebuilder:default="results.json"
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// TuningStatus records the tuner's last decision and what it was based on.
+type TuningStatus struct {
+	// sliceCount chosen (1 off, 0 Lucene's default slicing, N slices).
+	SliceCount int32 `json:"sliceCount"`
+	// reason the tuner gave.
+	Reason string `json:"reason,omitempty"`
+	// predictedP90Ms and predictedCpuPercent at the load tuned for, as decimal strings.
+	PredictedP90Ms      string `json:"predictedP90Ms,omitempty"`
+	PredictedCPUPercent string `json:"predictedCpuPercent,omitempty"`
+	// loadClients is the live load in benchmark clients, from liveQueriesPerSecond.
+	LoadClients string `json:"loadClients,omitempty"`
+	// liveQueriesPerSecond is the index's search rate between the last two samples.
+	LiveQueriesPerSecond string `json:"liveQueriesPerSecond,omitempty"`
+	// segments when the decision was made.
+	Segments int64 `json:"segments,omitempty"`
+	// queryTotal and sampledAt are the last sample of the index's search counter.
+	QueryTotal int64        `json:"queryTotal,omitempty"`
+	SampledAt  *metav1.Time `json:"sampledAt,omitempty"`
+	// decidedAt is when the applied choice was made.
+	DecidedAt *metav1.Time `json:"decidedAt,omitempty"`
+}
+
 // VectorIndexStatus is what the operator last observed of the index in OpenSearch.
 type VectorIndexStatus struct {
 	// observedGeneration is the spec generation this status describes.
@@ -266,7 +358,10 @@ type VectorIndexStatus struct {
 	// maxSliceCount is index.search.concurrent.max_slice_count as applied.
 	// +optional
 	MaxSliceCount int32 `json:"maxSliceCount,omitempty"`
-	// conditions: Ready, Progressing, Degraded.
+	// tuning is the autotuner's state, when spec.tuning.mode is Auto.
+	// +optional
+	Tuning *TuningStatus `json:"tuning,omitempty"`
+	// conditions: Ready, Progressing, Degraded, and Tuned when tuning is Auto.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

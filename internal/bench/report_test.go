@@ -55,15 +55,3 @@ func TestWriteCSVAndTableHaveEveryCell(t *testing.T) {
 		t.Errorf("orderedSlices = %v, want [1 2 0]", got)
 	}
 }
-
-func TestSliceSettings(t *testing.T) {
-	if s := SliceSettings(1); s["index.search.concurrent_segment_search.mode"] != "none" {
-		t.Errorf("1 must turn concurrent search off: %v", s)
-	}
-	if s := SliceSettings(0); s["index.search.concurrent_segment_search.mode"] != "all" || s["index.search.concurrent.max_slice_count"] != 0 {
-		t.Errorf("0 must be Lucene's default slicing: %v", s)
-	}
-	if s := SliceSettings(4); s["index.search.concurrent.max_slice_count"] != 4 {
-		t.Errorf("4 must set max_slice_count 4: %v", s)
-	}
-}

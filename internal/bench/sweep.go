@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -63,14 +64,6 @@ type SweepConfig struct {
 	OnCell func(Cell)
 }
 
-// SliceSettings are the index settings that put slice setting s in force.
-func SliceSettings(s int) map[string]any {
-	if s == 1 {
-		return map[string]any{"index.search.concurrent_segment_search.mode": "none", "index.search.concurrent.max_slice_count": 0}
-	}
-	return map[string]any{"index.search.concurrent_segment_search.mode": "all", "index.search.concurrent.max_slice_count": s}
-}
-
 // Sweep measures every slice setting under every client level, one cell at a time (cells
 // never overlap on the index), each with closed-loop clients: every client sends its next
 // query as soon as the previous answer arrives.
@@ -84,7 +77,11 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, 
 	}
 	rep := Report{Index: cfg.Index, Segments: int(stats.Segments)}
 	for _, s := range cfg.SliceCounts {
-		if err := c.PutSettings(ctx, cfg.Index, SliceSettings(s)); err != nil {
+		settings := map[string]any{}
+		for k, v := range indexspec.SliceSettings(s) {
+			settings[k] = v
+		}
+		if err := c.PutSettings(ctx, cfg.Index, settings); err != nil {
 			return rep, fmt.Errorf("applying slice setting %d: %w", s, err)
 		}
 		for _, clients := range cfg.Clients {

@@ -27,14 +27,35 @@ type Owner struct {
 
 func (o Owner) String() string { return o.Namespace + "/" + o.Name }
 
+// Concurrent segment search settings.
+const (
+	SettingConcurrentMode = "index.search.concurrent_segment_search.mode"
+	SettingMaxSliceCount  = "index.search.concurrent.max_slice_count"
+)
+
+// SliceSettings put a tuned slice setting in force, in vectorpilot's slice encoding: 1 =
+// concurrent search off, 0 = Lucene's default slicing, N >= 2 = at most N slices.
+func SliceSettings(slices int) map[string]string {
+	if slices == 1 {
+		return map[string]string{SettingConcurrentMode: "none", SettingMaxSliceCount: "0"}
+	}
+	return map[string]string{SettingConcurrentMode: "all", SettingMaxSliceCount: strconv.Itoa(slices)}
+}
+
 // DynamicSettings are the index settings that converge on a live index, as the flat string
-// values OpenSearch reports with flat_settings=true.
-func DynamicSettings(spec *v1alpha1.VectorIndexSpec) map[string]string {
+// values OpenSearch reports with flat_settings=true. A tuned slice setting, when given,
+// replaces the spec's concurrent search settings.
+func DynamicSettings(spec *v1alpha1.VectorIndexSpec, tunedSlices *int) map[string]string {
 	s := map[string]string{
-		"index.number_of_replicas":                    strconv.Itoa(int(spec.Replicas)),
-		"index.refresh_interval":                      spec.RefreshInterval,
-		"index.search.concurrent_segment_search.mode": spec.Search.ConcurrentSegmentSearch.Mode,
-		"index.search.concurrent.max_slice_count":     strconv.Itoa(int(spec.Search.ConcurrentSegmentSearch.MaxSliceCount)),
+		"index.number_of_replicas": strconv.Itoa(int(spec.Replicas)),
+		"index.refresh_interval":   spec.RefreshInterval,
+		SettingConcurrentMode:      spec.Search.ConcurrentSegmentSearch.Mode,
+		SettingMaxSliceCount:       strconv.Itoa(int(spec.Search.ConcurrentSegmentSearch.MaxSliceCount)),
+	}
+	if tunedSlices != nil {
+		for k, v := range SliceSettings(*tunedSlices) {
+			s[k] = v
+		}
 	}
 	if ef := EfSearch(spec); ef != nil {
 		s["index.knn.algo_param.ef_search"] = strconv.Itoa(int(*ef))
@@ -62,7 +83,7 @@ func CreateSettings(spec *v1alpha1.VectorIndexSpec) map[string]any {
 	for k, v := range spec.AdditionalSettings {
 		s[k] = v
 	}
-	for k, v := range DynamicSettings(spec) {
+	for k, v := range DynamicSettings(spec, nil) {
 		s[k] = v
 	}
 	return s

@@ -24,7 +24,7 @@ func spec() *v1alpha1.VectorIndexSpec {
 }
 
 func TestDynamicSettings(t *testing.T) {
-	got := DynamicSettings(spec())
+	got := DynamicSettings(spec(), nil)
 	want := map[string]string{
 		"index.number_of_replicas": "1", "index.refresh_interval": "1s", "index.knn.algo_param.ef_search": "80",
 		"index.search.concurrent_segment_search.mode": "auto", "index.search.concurrent.max_slice_count": "4",
@@ -34,8 +34,14 @@ func TestDynamicSettings(t *testing.T) {
 	}
 	s := spec()
 	s.Fields[0].Method.Parameters = nil
-	if _, ok := DynamicSettings(s)["index.knn.algo_param.ef_search"]; ok {
+	if _, ok := DynamicSettings(s, nil)["index.knn.algo_param.ef_search"]; ok {
 		t.Error("ef_search managed although no field sets it")
+	}
+	for slices, want := range map[int][2]string{1: {"none", "0"}, 0: {"all", "0"}, 6: {"all", "6"}} {
+		got := DynamicSettings(spec(), &slices)
+		if got[SettingConcurrentMode] != want[0] || got[SettingMaxSliceCount] != want[1] {
+			t.Errorf("tuned %d: mode %s slices %s, want %v", slices, got[SettingConcurrentMode], got[SettingMaxSliceCount], want)
+		}
 	}
 }
 

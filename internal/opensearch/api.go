@@ -125,6 +125,9 @@ type IndexStats struct {
 	DocsCount      int64
 	Segments       int64
 	StoreSizeBytes int64
+	// Searches is the number of searches the index has served: the query phase counter
+	// over all shard copies, divided by the primary shard count.
+	Searches int64
 }
 
 // Stats reads an index's health, document and segment counts (primaries) and store size.
@@ -143,20 +146,31 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 				Store struct {
 					SizeInBytes int64 `json:"size_in_bytes"`
 				} `json:"store"`
+				Search struct {
+					QueryTotal int64 `json:"query_total"`
+				} `json:"search"`
 			} `json:"total"`
 		} `json:"_all"`
+		Shards struct {
+			Total int64 `json:"total"`
+		} `json:"_shards"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/docs,segments,store", nil, &stats); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/docs,segments,store,search", nil, &stats); err != nil {
 		return IndexStats{}, err
 	}
 	var health struct {
-		Status string `json:"status"`
+		Status          string `json:"status"`
+		ActivePrimaries int64  `json:"active_primary_shards"`
 	}
 	if err := c.do(ctx, http.MethodGet, "/_cluster/health/"+url.PathEscape(name), nil, &health); err != nil {
 		return IndexStats{}, err
 	}
 	p := stats.All.Primaries
-	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes}, nil
+	searches := stats.All.Total.Search.QueryTotal
+	if health.ActivePrimaries > 0 {
+		searches /= health.ActivePrimaries
+	}
+	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes, Searches: searches}, nil
 }
 
 // Refresh makes recent writes searchable.

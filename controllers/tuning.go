@@ -1,0 +1,150 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
+)
+
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+
+// tune runs the autotuner when spec.tuning.mode is Auto: the benchmark table and the live
+// search rate go in, a slice setting comes out and is applied by the next step. A tuner
+// that cannot decide never blocks the index: the spec's own settings stay in force and
+// the Tuned condition says why.
+func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
+	vi := run.vi
+	spec := vi.Spec.Tuning
+	if spec == nil || spec.Mode != v1alpha1.TuningAuto {
+		vi.Status.Tuning = nil
+		meta.RemoveStatusCondition(&vi.Status.Conditions, v1alpha1.ConditionTuned)
+		return nil
+	}
+	notTuned := func(reason, msg string) error {
+		meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: vi.Generation})
+		return nil
+	}
+	table, err := r.benchmarkTable(ctx, vi.Namespace, spec.BenchmarkRef)
+	if err != nil {
+		return notTuned(v1alpha1.ReasonBenchmarkMissing, err.Error())
+	}
+	stats, err := run.indexStats(ctx)
+	if err != nil {
+		return err
+	}
+	prev := vi.Status.Tuning
+	now := metav1.Now()
+	st := &v1alpha1.TuningStatus{QueryTotal: stats.Searches, SampledAt: &now, Segments: stats.Segments}
+	params := autotune.Params{
+		HeadroomPercent:   float64(spec.CPUHeadroomPercent),
+		HysteresisPercent: float64(spec.HysteresisPercent),
+	}
+	if params.MinGainPerCPUPercent, err = strconv.ParseFloat(spec.MinGainPerCPUPercent, 64); err != nil && spec.MinGainPerCPUPercent != "" {
+		return notTuned(v1alpha1.ReasonBenchmarkInvalid, "spec.tuning.minGainPerCpuPercent: "+err.Error())
+	}
+	for _, c := range spec.SliceCandidates {
+		params.Candidates = append(params.Candidates, int(c))
+	}
+	current := appliedSlices(run)
+	params.Current = &current
+	// Load: the search rate since the last sample, in the benchmark's unit (clients).
+	if prev != nil && prev.SampledAt != nil && stats.Searches >= prev.QueryTotal {
+		if elapsed := now.Sub(prev.SampledAt.Time).Seconds(); elapsed > 0 {
+			qps := float64(stats.Searches-prev.QueryTotal) / elapsed
+			st.LiveQueriesPerSecond = strconv.FormatFloat(qps, 'f', 2, 64)
+			if clients, ok := autotune.ClientsForRate(table, current, qps); ok {
+				params.Clients = clients
+			}
+		}
+	}
+	st.LoadClients = strconv.FormatFloat(params.Clients, 'f', 2, 64)
+	d, err := autotune.Decide(table, params)
+	if err != nil {
+		return notTuned(v1alpha1.ReasonBenchmarkInvalid, err.Error())
+	}
+	st.SliceCount, st.Reason = int32(d.SliceCount), d.Reason
+	st.PredictedP90Ms = strconv.FormatFloat(d.PredictedP90Ms, 'f', 2, 64)
+	st.PredictedCPUPercent = strconv.FormatFloat(d.PredictedCPUPercent, 'f', 2, 64)
+	st.DecidedAt = &now
+	if prev != nil && prev.SliceCount == st.SliceCount && prev.DecidedAt != nil {
+		st.DecidedAt = prev.DecidedAt
+	}
+	if prev == nil || prev.SliceCount != st.SliceCount {
+		r.Recorder.Eventf(vi, nil, "Normal", "Tuned", "Tune", "slice setting %d → %d at %.2f clients (%s qps): %s",
+			current, d.SliceCount, params.Clients, orNone(st.LiveQueriesPerSecond), d.Reason)
+	}
+	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(current, d.SliceCount)).Inc()
+	vi.Status.Tuning = st
+	slices := d.SliceCount
+	run.tunedSlices = &slices
+	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonTuned,
+		Message: fmt.Sprintf("slice setting %d: %s", d.SliceCount, d.Reason), ObservedGeneration: vi.Generation})
+	return nil
+}
+
+// appliedSlices is the slice setting in force on the live index, in the slice encoding.
+func appliedSlices(run *indexRun) int {
+	if run.live.Settings[indexspec.SettingConcurrentMode] == "none" {
+		return 1
+	}
+	n, _ := strconv.Atoi(run.live.Settings[indexspec.SettingMaxSliceCount])
+	return n
+}
+
+func decisionKind(from, to int) string {
+	if from == to {
+		return "kept"
+	}
+	return "changed"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no rate yet"
+	}
+	return s
+}
+
+// benchmarkTable reads the results JSON a BenchmarkReference names. ConfigMaps are read
+// directly rather than cached: the operator needs only get on the few it is pointed at.
+func (r *VectorIndexReconciler) benchmarkTable(ctx context.Context, namespace string, ref *v1alpha1.BenchmarkReference) (autotune.Table, error) {
+	var t autotune.Table
+	if ref == nil {
+		return t, fmt.Errorf("spec.tuning.benchmarkRef is not set")
+	}
+	var cm corev1.ConfigMap
+	key := types.NamespacedName{Namespace: namespace, Name: ref.ConfigMap.Name}
+	if err := r.APIReader.Get(ctx, key, &cm); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return t, fmt.Errorf("ConfigMap %s with benchmark results not found", key.Name)
+		}
+		return t, err
+	}
+	dataKey := ref.ConfigMap.Key
+	if dataKey == "" {
+		dataKey = "results.json"
+	}
+	raw, ok := cm.Data[dataKey]
+	if !ok {
+		return t, fmt.Errorf("ConfigMap %s has no key %q", key.Name, dataKey)
+	}
+	if err := json.Unmarshal([]byte(raw), &t); err != nil {
+		return t, fmt.Errorf("ConfigMap %s key %s: %w", key.Name, dataKey, err)
+	}
+	if len(t.Results) == 0 {
+		return t, fmt.Errorf("ConfigMap %s key %s holds no results", key.Name, dataKey)
+	}
+	return t, nil
+}
