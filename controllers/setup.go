@@ -12,6 +12,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/observe"
 )
 
 // Scheme is the scheme of every kind the manager reads or writes.
@@ -33,6 +34,8 @@ type Options struct {
 	MaxRetryDelay time.Duration
 	// IndexWorkers is how many VectorIndexes reconcile at once. Default 4.
 	IndexWorkers int
+	// MetricsInterval is how often OpenSearch figures are read for the metrics. Default 30s.
+	MetricsInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -48,6 +51,9 @@ func (o Options) withDefaults() Options {
 	if o.IndexWorkers == 0 {
 		o.IndexWorkers = 4
 	}
+	if o.MetricsInterval == 0 {
+		o.MetricsInterval = 30 * time.Second
+	}
 	return o
 }
 
@@ -56,6 +62,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	// Secrets are read directly, not cached: the operator needs only get on the few it is named.
 	resolver := &connect.Resolver{Reader: mgr.GetAPIReader()}
+	if err := mgr.Add(&observe.Collector{Reader: mgr.GetClient(), Resolver: resolver, Interval: opts.MetricsInterval}); err != nil {
+		return err
+	}
 	if err := (&SearchClusterReconciler{
 		Client:   mgr.GetClient(),
 		Resolver: resolver,

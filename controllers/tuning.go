@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,9 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	if spec == nil || spec.Mode != v1alpha1.TuningAuto {
 		vi.Status.Tuning = nil
 		meta.RemoveStatusCondition(&vi.Status.Conditions, v1alpha1.ConditionTuned)
+		for _, m := range []*prometheus.GaugeVec{metrics.TuningHeadroom, metrics.BenchmarkP90, metrics.BenchmarkCPU} {
+			m.DeletePartialMatch(prometheus.Labels{"namespace": vi.Namespace, "index": vi.Name})
+		}
 		return nil
 	}
 	notTuned := func(reason, msg string) error {
@@ -40,6 +44,8 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	if err != nil {
 		return notTuned(v1alpha1.ReasonBenchmarkMissing, err.Error())
 	}
+	exportTable(vi, table)
+	metrics.TuningHeadroom.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name).Set(float64(spec.CPUHeadroomPercent))
 	stats, err := run.indexStats(ctx)
 	if err != nil {
 		return err
@@ -92,6 +98,15 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonTuned,
 		Message: fmt.Sprintf("slice setting %d: %s", d.SliceCount, d.Reason), ObservedGeneration: vi.Generation})
 	return nil
+}
+
+// exportTable publishes the benchmark table the index is tuned from.
+func exportTable(vi *v1alpha1.VectorIndex, t autotune.Table) {
+	for _, m := range t.Results {
+		slices, clients := strconv.Itoa(m.SliceCount), strconv.Itoa(m.Clients)
+		metrics.BenchmarkP90.WithLabelValues(vi.Namespace, vi.Name, slices, clients).Set(m.P90Ms / 1000)
+		metrics.BenchmarkCPU.WithLabelValues(vi.Namespace, vi.Name, slices, clients).Set(m.CPUPercent)
+	}
 }
 
 // appliedSlices is the slice setting in force on the live index, in the slice encoding.

@@ -7,8 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -108,6 +109,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	retry := r.recordOutcome(run, stepErr)
+	recordReadiness(&vi)
 	vi.Status.ObservedGeneration = vi.Generation
 	if !equality.Semantic.DeepEqual(before, &vi.Status) {
 		if err := r.Status().Update(ctx, &vi); err != nil {
@@ -147,6 +149,19 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) erro
 		}
 	}
 	return nil
+}
+
+// recordReadiness exports the Ready condition as a metric, with its reason when False.
+func recordReadiness(vi *v1alpha1.VectorIndex) {
+	metrics.IndexReady.DeletePartialMatch(map[string]string{"namespace": vi.Namespace, "index": vi.Name})
+	ready, reason := 0.0, ""
+	if c := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+		reason = c.Reason
+		if c.Status == metav1.ConditionTrue {
+			ready, reason = 1, ""
+		}
+	}
+	metrics.IndexReady.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name, reason).Set(ready)
 }
 
 // conflictError is an index that exists but cannot be made to match: it is left untouched.
@@ -345,9 +360,7 @@ func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.Vecto
 		}
 		return ctrl.Result{}, err
 	}
-	for _, m := range []*prometheus.MetricVec{metrics.SliceCount.MetricVec, metrics.TunerDecisions.MetricVec} {
-		m.DeletePartialMatch(prometheus.Labels{"namespace": vi.Namespace, "index": vi.Name})
-	}
+	metrics.ForgetIndex(vi.Namespace, vi.Name)
 	controllerutil.RemoveFinalizer(vi, IndexFinalizer)
 	return ctrl.Result{}, r.Update(ctx, vi)
 }

@@ -33,3 +33,39 @@ var TunerDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 func init() {
 	ctrlmetrics.Registry.MustRegister(SliceCount, TunerDecisions)
 }
+
+// IndexReady is 1 while a VectorIndex's Ready condition is True.
+var IndexReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "vectorpilot_index_ready",
+	Help: "1 while the VectorIndex is Ready, 0 otherwise; the reason label says why not.",
+}, []string{"namespace", "cluster", "index", "reason"})
+
+// TuningHeadroom is the CPU headroom an Auto-tuned index asks for, per cluster, so alerts
+// can compare node CPU with it.
+var TuningHeadroom = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "vectorpilot_index_tuning_headroom_percent",
+	Help: "CPU headroom target of an Auto-tuned index, in percent.",
+}, []string{"namespace", "cluster", "index"})
+
+// BenchmarkP90 and BenchmarkCPU are the benchmark table an Auto-tuned index is tuned from.
+var (
+	BenchmarkP90 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_benchmark_p90_seconds",
+		Help: "p90 service time measured by the benchmark an index is tuned from, per slice setting and client level.",
+	}, []string{"namespace", "index", "slices", "clients"})
+	BenchmarkCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_benchmark_cpu_percent",
+		Help: "Node CPU measured by the benchmark an index is tuned from, per slice setting and client level.",
+	}, []string{"namespace", "index", "slices", "clients"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(IndexReady, TuningHeadroom, BenchmarkP90, BenchmarkCPU)
+}
+
+// ForgetIndex drops every series of a deleted VectorIndex.
+func ForgetIndex(namespace, index string) {
+	for _, m := range []*prometheus.MetricVec{SliceCount.MetricVec, TunerDecisions.MetricVec, IndexReady.MetricVec, TuningHeadroom.MetricVec, BenchmarkP90.MetricVec, BenchmarkCPU.MetricVec} {
+		m.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "index": index})
+	}
+}
