@@ -23,6 +23,7 @@ real-parts:
 	hack/install-kube.sh
 	hack/install-opensearch.sh >/dev/null
 	hack/install-s3.sh >/dev/null
+	hack/install-promtool.sh >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers
 manifests: tools
