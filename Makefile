@@ -7,7 +7,7 @@ OPENSEARCH_VERSION ?= 3.6.0
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: all build test unit demo bench manifests generate lint tools real-parts clean
+.PHONY: all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -29,6 +29,10 @@ real-parts:
 manifests: tools
 	$(CONTROLLER_GEN) rbac:roleName=vectorpilot-manager crd paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+## dashboards: Grafana dashboards (JSON) from internal/dashboards
+dashboards:
+	go run ./cmd/vectorpilot dashboards --out dashboards
 
 ## generate: deepcopy code for the API types
 generate: tools
