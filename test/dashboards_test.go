@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"testing"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -50,40 +48,6 @@ func strictErrors(err error) error {
 		return nil
 	}
 	return err
-}
-
-var metricName = regexp.MustCompile(`\b(vectorpilot_[a-z0-9_]+|controller_runtime_[a-z0-9_]+)\b`)
-
-// UsedMetrics are the metric names that any dashboard query or alert expression uses.
-func UsedMetrics(t *testing.T) []string {
-	t.Helper()
-	root := testsupport.Root(t)
-	var sources [][]byte
-	files, _ := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources = append(sources, raw)
-	}
-	for _, g := range loadRules(t).Spec.Groups {
-		for _, r := range g.Rules {
-			sources = append(sources, []byte(r.Expr.String()))
-		}
-	}
-	seen := map[string]bool{}
-	for _, src := range sources {
-		for _, m := range metricName.FindAllString(string(src), -1) {
-			seen[m] = true
-		}
-	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func TestUsedMetricsAreFound(t *testing.T) {

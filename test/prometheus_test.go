@@ -12,21 +12,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
-// loadRules decodes config/prometheus/rules.yaml strictly into the Prometheus Operator's
-// own type, so a misspelt field fails here rather than being dropped by the apiserver.
-func loadRules(t *testing.T) monitoringv1.PrometheusRule {
-	t.Helper()
-	var rule monitoringv1.PrometheusRule
-	raw, err := os.ReadFile(filepath.Join(testsupport.Root(t), "config", "prometheus", "rules.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.UnmarshalStrict(raw, &rule); err != nil {
-		t.Fatalf("rules.yaml is not a valid PrometheusRule: %v", err)
-	}
-	return rule
-}
-
 func TestServiceMonitorDecodesStrictly(t *testing.T) {
 	var sm monitoringv1.ServiceMonitor
 	raw, err := os.ReadFile(filepath.Join(testsupport.Root(t), "config", "prometheus", "monitor.yaml"))
@@ -49,7 +34,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 	if _, err := os.Stat(promtool); err != nil {
 		t.Fatalf("promtool missing at %s: run hack/install-promtool.sh (make test does)", promtool)
 	}
-	rule := loadRules(t)
+	rule := LoadRules(t)
 	groups, err := yaml.Marshal(map[string]any{"groups": rule.Spec.Groups})
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func (c *Collector) Start(ctx context.Context) error {
 	ticker := time.NewTicker(c.Interval)
 	defer ticker.Stop()
 	for {
-		c.poll(ctx)
+		c.Poll(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -88,7 +88,8 @@ func (c *Collector) Start(ctx context.Context) error {
 // NeedLeaderElection: every replica serves metrics, but only the leader polls OpenSearch.
 func (c *Collector) NeedLeaderElection() bool { return true }
 
-func (c *Collector) poll(ctx context.Context) {
+// Poll reads every cluster once and replaces the served snapshot.
+func (c *Collector) Poll(ctx context.Context) {
 	log := logf.FromContext(ctx).WithName("observe")
 	var clusters v1alpha1.SearchClusterList
 	var indexes v1alpha1.VectorIndexList

@@ -1,0 +1,153 @@
+// Package observability checks the operator's metrics endpoint against what the dashboards
+// and alerts use, with the real parts.
+package observability
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	vptest "github.com/vectorpilot/vectorpilot/test"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
+	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch))
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestEveryMetricUsedByDashboardsAndAlertsIsExported runs the operator with its metrics
+// endpoint on loopback, manages a real index (tuned, so tuning metrics exist), scrapes
+// /metrics over HTTP, and checks every metric name any dashboard panel or alert uses.
+func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
+	cp := testsupport.ControlPlane(t)
+	url := testsupport.OpenSearchURL(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := fmt.Sprintf("metrics-%d", time.Now().UnixNano()%1000000)
+	must(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme: controllers.Scheme(), Metrics: metricsserver.Options{BindAddress: addr}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	must(t, err)
+	must(t, controllers.Setup(mgr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second}))
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	table, _ := json.Marshal(autotune.Table{Cores: 2, Results: []autotune.Measurement{
+		{SliceCount: 1, Clients: 1, P90Ms: 9, CPUPercent: 10, QPS: 50}, {SliceCount: 2, Clients: 1, P90Ms: 5, CPUPercent: 12, QPS: 90},
+	}})
+	must(t, k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns}, Data: map[string]string{"results.json": string(table)}}))
+	must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns}, Spec: v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: url}}}))
+	vi := &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: "observed", Namespace: ns},
+		Spec: v1alpha1.VectorIndexSpec{
+			ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: ns + "-observed", Shards: 1, Replicas: 0, RefreshInterval: "1s",
+			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}},
+			Search: v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}},
+			Tuning: &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", HysteresisPercent: 5,
+				BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "bench", Key: "results.json"}}},
+			DeletionPolicy: v1alpha1.DeletionPolicyDelete,
+		},
+	}
+	must(t, k8s.Create(ctx, vi))
+	defer func() { _ = k8s.Delete(context.Background(), vi) }()
+	os, err := opensearch.New(opensearch.Config{Endpoint: url})
+	must(t, err)
+
+	used := vptest.UsedMetrics(t)
+	var missing []string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		_ = k8s.Get(ctx, client.ObjectKeyFromObject(vi), vi)
+		_, _ = os.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", make([]float32, 8), 1))
+		if !meta.IsStatusConditionTrue(vi.Status.Conditions, v1alpha1.ConditionTuned) {
+			continue
+		}
+		exported := scrape(t, "http://"+addr+"/metrics")
+		missing = missing[:0]
+		for _, name := range used {
+			if !exported[name] {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 {
+			t.Logf("all %d metric names used by dashboards and alerts are exported", len(used))
+			return
+		}
+	}
+	t.Fatalf("metrics used by dashboards or alerts but not exported: %s", strings.Join(missing, ", "))
+}
+
+// scrape reads the metrics endpoint and returns the metric names it serves.
+func scrape(t *testing.T, url string) map[string]bool {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("metrics endpoint served unparseable text: %v", err)
+	}
+	names := map[string]bool{}
+	for name, f := range families {
+		if len(f.GetMetric()) > 0 {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

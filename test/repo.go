@@ -1,0 +1,63 @@
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+// LoadRules decodes config/prometheus/rules.yaml strictly into the Prometheus Operator's
+// own type, so a misspelt field fails here rather than being dropped by the apiserver.
+func LoadRules(t *testing.T) monitoringv1.PrometheusRule {
+	t.Helper()
+	var rule monitoringv1.PrometheusRule
+	raw, err := os.ReadFile(filepath.Join(testsupport.Root(t), "config", "prometheus", "rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(raw, &rule); err != nil {
+		t.Fatalf("rules.yaml is not a valid PrometheusRule: %v", err)
+	}
+	return rule
+}
+
+var metricName = regexp.MustCompile(`\b(vectorpilot_[a-z0-9_]+|controller_runtime_[a-z0-9_]+)\b`)
+
+// UsedMetrics are the metric names that any dashboard query or alert expression uses.
+func UsedMetrics(t *testing.T) []string {
+	t.Helper()
+	root := testsupport.Root(t)
+	var sources [][]byte
+	files, _ := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, raw)
+	}
+	for _, g := range LoadRules(t).Spec.Groups {
+		for _, r := range g.Rules {
+			sources = append(sources, []byte(r.Expr.String()))
+		}
+	}
+	seen := map[string]bool{}
+	for _, src := range sources {
+		for _, m := range metricName.FindAllString(string(src), -1) {
+			seen[m] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
