@@ -25,14 +25,16 @@ real-parts:
 	hack/install-s3.sh >/dev/null
 	hack/install-promtool.sh >/dev/null
 
-## manifests: CRDs and RBAC from the API types and controller markers
+## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies
 manifests: tools
 	$(CONTROLLER_GEN) rbac:roleName=vectorpilot-manager crd paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	hack/sync-chart.sh
 
 ## dashboards: Grafana dashboards (JSON) from internal/dashboards
 dashboards:
 	go run ./cmd/vectorpilot dashboards --out dashboards
+	hack/sync-chart.sh
 
 ## generate: deepcopy code for the API types
 generate: tools
