@@ -89,7 +89,17 @@ for k in ("index.search.concurrent_segment_search.mode", "index.search.concurren
     print("  OpenSearch now has %s = %s" % (k, s.get(k)))'
 "$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7
 
-step "7. Drift: a setting changed behind the operator's back is put back"
+step "7. Benchmark sweep on a copy of the data, then let the autotuner choose the slice count"
+"$BIN_DIR/vectorpilot" bench sweep --url "$url" --create --index products-bench --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7 \
+  --segments 6 --slices 1,2,4,0 --clients 1,2 --warmup 2s --duration "${DEMO_CELL:-5s}" --out "$run/bench"
+curl -fsS -XDELETE "$url/products-bench" >/dev/null
+kubectl -n "$ns" create configmap products-bench --from-file=results.json="$run/bench/results.json"
+kubectl -n "$ns" patch vectorindex products --type=merge -p '{"spec":{"tuning":{"mode":"Auto","cpuHeadroomPercent":20,"minGainPerCpuPercent":"1","benchmarkRef":{"configMap":{"name":"products-bench"}}}}}'
+kubectl -n "$ns" wait --for=condition=Tuned vectorindex/products --timeout=60s >/dev/null
+kubectl -n "$ns" get vectorindex products -o jsonpath='  tuner chose slice setting {.status.tuning.sliceCount} at {.status.tuning.loadClients} clients: {.status.tuning.reason}{"\n"}'
+echo "  chart: $run/bench/chart.svg   table: $run/bench/results.csv"
+
+step "8. Drift: a setting changed behind the operator's back is put back"
 curl -fsS -XPUT "$url/products-v1/_settings" -H 'content-type: application/json' -d '{"index.number_of_replicas": 3}' >/dev/null
 echo "  set index.number_of_replicas=3 directly in OpenSearch"
 for _ in $(seq 1 150); do
@@ -105,7 +115,7 @@ echo
 kubectl -n "$ns" get events.events.k8s.io --sort-by=.metadata.creationTimestamp \
   -o custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note | sed 's/^/  /'
 
-step "8. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
+step "9. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
 kubectl -n "$ns" delete vectorindex products --timeout=60s
 if curl -fsS -o /dev/null "$url/products-v1"; then die "index still exists"; else echo "  index products-v1 is gone from OpenSearch"; fi
 echo
