@@ -88,8 +88,11 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		st.DecidedAt = prev.DecidedAt
 	}
 	if prev == nil || prev.SliceCount != st.SliceCount {
-		r.Recorder.Eventf(vi, nil, "Normal", "Tuned", "Tune", "slice setting %d → %d at %.2f clients (%s qps): %s",
-			current, d.SliceCount, params.Clients, orNone(st.LiveQueriesPerSecond), d.Reason)
+		change := fmt.Sprintf("slice setting %d → %d", current, d.SliceCount)
+		if current == d.SliceCount {
+			change = fmt.Sprintf("slice setting %d (already applied)", current)
+		}
+		r.Recorder.Eventf(vi, nil, "Normal", "Tuned", "Tune", "%s at %.2f clients (%s): %s", change, params.Clients, liveRate(st.LiveQueriesPerSecond), d.Reason)
 	}
 	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(current, d.SliceCount)).Inc()
 	vi.Status.Tuning = st
@@ -125,11 +128,11 @@ func decisionKind(from, to int) string {
 	return "changed"
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "no rate yet"
+func liveRate(qps string) string {
+	if qps == "" {
+		return "no live rate yet"
 	}
-	return s
+	return qps + " qps"
 }
 
 // benchmarkTable reads the results JSON a BenchmarkReference names. ConfigMaps are read
