@@ -15,13 +15,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
@@ -55,12 +51,6 @@ type env struct {
 // test ends.
 func startOperator(t *testing.T) *env {
 	t.Helper()
-	cp := testsupport.ControlPlane(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Index names derive from the namespace; the run token keeps them apart from indexes
 	// an earlier run left on a shared node (which a new VectorIndex must treat as foreign).
 	ns := fmt.Sprintf("t%d-%s-%s", nsSeq.Add(1), runToken, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
@@ -68,32 +58,8 @@ func startOperator(t *testing.T) *env {
 		ns = ns[:50]
 	}
 	ns = strings.TrimRight(ns, "-")
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 controllers.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		// Each test runs its own manager in this process; controller names repeat.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := controllers.Setup(mgr, fastOptions); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return &env{t: t, ctx: ctx, k8s: k8s, ns: ns}
+	k8s := testsupport.RunOperator(t, ns, "0", fastOptions)
+	return &env{t: t, ctx: t.Context(), k8s: k8s, ns: ns}
 }
 
 // cluster creates a SearchCluster pointing at url.

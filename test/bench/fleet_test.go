@@ -13,17 +13,12 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
@@ -51,27 +46,9 @@ func BenchmarkFleetToReady(b *testing.B) {
 
 func fleet(b *testing.B, n int) {
 	url := testsupport.OpenSearchURL(b)
-	cp := testsupport.ControlPlane(b)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctx := context.Background()
 	ns := fmt.Sprintf("fleet-%d-%d", n, time.Now().UnixNano()%100000)
-	must(b, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme:                 controllers.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	must(b, err)
-	must(b, controllers.Setup(mgr, controllers.Options{}))
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	k8s := testsupport.RunOperator(b, ns, "0", controllers.Options{})
 
 	must(b, k8s.Create(ctx, &v1alpha1.SearchCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns},

@@ -20,12 +20,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
@@ -54,26 +51,11 @@ func freePort(t *testing.T) int {
 // endpoint on loopback, manages a real index (tuned, so tuning metrics exist), scrapes
 // /metrics over HTTP, and checks every metric name any dashboard panel or alert uses.
 func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
-	cp := testsupport.ControlPlane(t)
 	url := testsupport.OpenSearchURL(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := t.Context()
 	ns := fmt.Sprintf("metrics-%d", time.Now().UnixNano()%1000000)
-	must(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme: controllers.Scheme(), Metrics: metricsserver.Options{BindAddress: addr}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	must(t, err)
-	must(t, controllers.Setup(mgr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second}))
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second})
 
 	table, _ := json.Marshal(autotune.Table{Cores: 2, Results: []autotune.Measurement{
 		{SliceCount: 1, Clients: 1, P90Ms: 9, CPUPercent: 10, QPS: 50}, {SliceCount: 2, Clients: 1, P90Ms: 5, CPUPercent: 12, QPS: 90},
