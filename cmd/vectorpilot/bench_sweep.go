@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,13 +21,14 @@ import (
 
 // sweepOptions are the flags of `vectorpilot bench sweep`.
 type sweepOptions struct {
-	url, index, field, outDir string
-	create                    bool
-	spec                      dataset.Spec
-	segments, shards, k       int
-	slices, clients           []int
-	warmup, duration          time.Duration
-	headroom, minGain         float64
+	url, index, field, outDir  string
+	hdf5, python, exportScript string
+	create                     bool
+	spec                       dataset.Spec
+	segments, shards, k        int
+	slices, clients            []int
+	warmup, duration           time.Duration
+	headroom, minGain          float64
 }
 
 func newBenchSweepCommand() *cobra.Command {
@@ -46,6 +48,9 @@ in --segments segments; the same dataset flags regenerate the same queries and g
 	f.StringVar(&o.index, "index", "bench-vectors", "index to measure")
 	f.StringVar(&o.field, "field", "embedding", "knn_vector field")
 	f.BoolVar(&o.create, "create", false, "(re)create the index and load the dataset first")
+	f.StringVar(&o.hdf5, "hdf5", "", "use an ann-benchmarks / OpenSearch Benchmark HDF5 file (train, test, neighbors) instead of generated vectors")
+	f.StringVar(&o.python, "python", "bin/venv/bin/python", "python with h5py, for --hdf5 (hack/install-python.sh makes it)")
+	f.StringVar(&o.exportScript, "hdf5-export-script", "hack/hdf5_export.py", "the script that exports an HDF5 file for --hdf5")
 	f.IntVar(&o.spec.Count, "count", 100000, "vectors in the dataset")
 	f.IntVar(&o.spec.Queries, "queries", 500, "distinct query vectors")
 	f.IntVar(&o.spec.Dim, "dimension", 64, "vector dimension")
@@ -70,16 +75,15 @@ func runSweep(cmd *cobra.Command, o *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	base, queries := dataset.Generate(o.spec)
+	base, queries, exact, err := sweepDataset(out, o)
+	if err != nil {
+		return err
+	}
 	if o.create {
 		if err := createBenchIndex(cmd, c, o, base); err != nil {
 			return err
 		}
 	}
-	t0 := time.Now()
-	exact := dataset.ExactKNN(base, queries, o.k)
-	fmt.Fprintf(out, "ground truth: %d queries × %d vectors exact in %s (%.1fM pairs/s)\n", queries.Len(), base.Len(), time.Since(t0).Round(time.Millisecond),
-		float64(queries.Len()*base.Len())/time.Since(t0).Seconds()/1e6)
 	fmt.Fprintln(out, bench.TableHeader)
 	rep, err := bench.Sweep(ctx, c, bench.SweepConfig{
 		Index: o.index, Field: o.field, Queries: queries, Exact: exact, K: o.k,
@@ -95,6 +99,28 @@ func runSweep(cmd *cobra.Command, o *sweepOptions) error {
 	fmt.Fprintf(out, "\n%d segments, %d cores; written %s/{results.json,results.csv,chart.svg}\n", rep.Segments, rep.Cores, o.outDir)
 	printTunerVsOracle(cmd, rep, o)
 	return nil
+}
+
+// sweepDataset is the base vectors, queries and their true neighbours: from an HDF5 file
+// (its own ground truth), or generated with exact neighbours computed here.
+func sweepDataset(out io.Writer, o *sweepOptions) (base, queries dataset.Vectors, exact [][]dataset.Neighbor, err error) {
+	if o.hdf5 != "" {
+		set, err := dataset.ReadHDF5(o.hdf5, o.python, o.exportScript)
+		if err != nil {
+			return base, queries, nil, err
+		}
+		n := min(o.spec.Queries, set.Test.Len())
+		queries = dataset.Vectors{Dim: set.Test.Dim, Data: set.Test.Data[:n*set.Test.Dim]}
+		o.spec.Dim = set.Train.Dim
+		fmt.Fprintf(out, "dataset %s: %d vectors of dimension %d, %d of %d queries, ground truth from the file\n", o.hdf5, set.Train.Len(), set.Train.Dim, n, set.Test.Len())
+		return set.Train, queries, set.Exact(o.k)[:n], nil
+	}
+	base, queries = dataset.Generate(o.spec)
+	t0 := time.Now()
+	exact = dataset.ExactKNN(base, queries, o.k)
+	fmt.Fprintf(out, "ground truth: %d queries × %d vectors exact in %s (%.1fM pairs/s)\n", queries.Len(), base.Len(), time.Since(t0).Round(time.Millisecond),
+		float64(queries.Len()*base.Len())/time.Since(t0).Seconds()/1e6)
+	return base, queries, exact, nil
 }
 
 // createBenchIndex (re)creates the index from a VectorIndex spec, through the same
