@@ -7,7 +7,7 @@ OPENSEARCH_VERSION ?= 3.6.0
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -56,6 +56,14 @@ unit:
 ## demo: the main job on the embedded local default
 demo: tools real-parts build
 	hack/demo.sh
+
+## kind-up, kind-deploy: a kind cluster with SIMD-like node labels, the operator from the
+## chart, a one-node OpenSearch and a sample index (needs Docker; not run in CI here)
+kind-up:
+	kind create cluster --config hack/kind.yaml
+
+kind-deploy:
+	hack/kind-deploy.sh
 
 clean:
 	rm -rf $(BIN)/run

@@ -4,6 +4,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 CONTROLLER_TOOLS_VERSION=v0.23.0
+KUSTOMIZE_VERSION=v5.8.2
 
 install_go_tool() {
   local name=$1 pkg=$2 version=$3 stamp="$BIN_DIR/.$1.version"
@@ -14,3 +15,4 @@ install_go_tool() {
 }
 
 install_go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION"
+install_go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"

@@ -1,7 +1,7 @@
-// Package chart renders the Helm chart with Helm's own engine and validates every rendered
+// Package install checks what users install: it renders the Helm chart with Helm's own engine and validates every rendered
 // object: core and vectorpilot kinds by a server-side dry run on the real apiserver,
 // Prometheus Operator kinds by strict decoding into their Go types.
-package chart
+package install
 
 import (
 	"bytes"
