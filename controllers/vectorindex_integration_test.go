@@ -415,3 +415,36 @@ func TestUnreachableEndpointIsReported(t *testing.T) {
 		return err != nil, "VectorIndex with a missing cluster still present"
 	})
 }
+
+// TestCrashAfterCreateLeavesOneIndexWithOneOwner plays an operator that died between
+// creating the index and recording it: the index exists with this object's ownership mark
+// and status knows nothing. The next reconcile must take it as its own — no second index,
+// no adoption check, no conflict.
+func TestCrashAfterCreateLeavesOneIndexWithOneOwner(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	vi := luceneIndex(e, "interrupted")
+	// Created while the SearchCluster does not exist yet, so the operator cannot act first.
+	e.create(vi)
+	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonClusterNotFound, 30*time.Second)
+	props, err := indexspec.Properties(&vi.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}
+	if err := os.CreateIndex(t.Context(), vi.Spec.IndexName, indexspec.CreateSettings(&vi.Spec), props, indexspec.MetaOf(owner)); err != nil {
+		t.Fatal(err)
+	}
+	uuid := liveIndex(t, os, vi.Spec.IndexName).UUID
+	e.cluster("vectors", url)
+	e.waitIndexReady(vi)
+	if vi.Status.IndexUUID != uuid {
+		t.Errorf("status uuid %s, the index created before the crash is %s", vi.Status.IndexUUID, uuid)
+	}
+	for _, ev := range e.events(vi.Name) {
+		if ev.Reason == "Created" || ev.Reason == "Adopted" || ev.Reason == "Conflict" {
+			t.Errorf("unexpected %s event: %s", ev.Reason, ev.Note)
+		}
+	}
+}
