@@ -7,6 +7,7 @@
 #   opensearch.sh url NAME      print its URL
 # Each node has its own folder under bin/run/opensearch-NAME (config, data, log, pid, ports).
 # Settings appended to opensearch.yml: the file named by OPENSEARCH_EXTRA_CONFIG, if set.
+# Secure settings (keystore): key=value lines in the file named by OPENSEARCH_KEYSTORE, if set.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -58,6 +59,10 @@ start() {
   home=$(bash "$ROOT_DIR/hack/install-opensearch.sh")
   java=$(java_bin)
   write_config
+  if [ -n "${OPENSEARCH_KEYSTORE:-}" ]; then
+    "$java" -cp "$home/lib/*" "$ROOT_DIR/hack/opensearch/Keystore.java" "$run/config" <"$OPENSEARCH_KEYSTORE" \
+      || die "writing the keystore of node $name failed"
+  fi
   local as_user=()
   if [ "$(id -u)" = 0 ]; then
     chown -R "$RUN_USER_ID:$RUN_USER_ID" "$run"
