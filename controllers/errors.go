@@ -16,10 +16,21 @@ type failure struct {
 	transient bool
 }
 
+// reasonError is a step's own refusal with a condition reason.
+type reasonError struct {
+	reason, message string
+	transient       bool
+}
+
+func (e *reasonError) Error() string { return e.message }
+
 // classify turns an error from a step into a failure with a condition reason.
 func classify(err error) failure {
 	var ce *connect.Error
+	var re *reasonError
 	switch {
+	case errors.As(err, &re):
+		return failure{reason: re.reason, message: re.message, transient: re.transient}
 	case errors.As(err, &ce):
 		// A Secret may appear or be fixed later; retry on the backoff.
 		return failure{reason: ce.Reason, message: ce.Message, transient: true}
@@ -40,3 +51,5 @@ func classify(err error) failure {
 		return failure{reason: v1alpha1.ReasonReconciling, message: err.Error(), transient: true}
 	}
 }
+
+func asConnectError(err error, target **connect.Error) bool { return errors.As(err, target) }

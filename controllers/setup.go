@@ -73,6 +73,22 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if err := (&VectorSnapshotReconciler{
+		Client:   mgr.GetClient(),
+		Resolver: resolver,
+		Recorder: mgr.GetEventRecorder("vectorpilot-vectorsnapshot"),
+		Options:  opts,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&SnapshotPolicyReconciler{
+		Client:   mgr.GetClient(),
+		Resolver: resolver,
+		Recorder: mgr.GetEventRecorder("vectorpilot-snapshotpolicy"),
+		Options:  opts,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	return (&VectorIndexReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -170,15 +170,7 @@ type conflictError struct{ msg string }
 func (e *conflictError) Error() string { return e.msg }
 
 func (r *VectorIndexReconciler) resolveCluster(ctx context.Context, run *indexRun) error {
-	var sc v1alpha1.SearchCluster
-	key := types.NamespacedName{Namespace: run.vi.Namespace, Name: run.vi.Spec.ClusterRef.Name}
-	if err := r.Get(ctx, key, &sc); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return &connect.Error{Reason: v1alpha1.ReasonClusterNotFound, Message: "SearchCluster " + key.Name + " not found"}
-		}
-		return err
-	}
-	os, err := r.Resolver.ClientFor(ctx, &sc)
+	os, err := clusterClient(ctx, r.Client, r.Resolver, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
 	run.os = os
 	return err
 }
@@ -188,6 +180,8 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 	st.IndexName = run.name
 	live, err := run.os.GetIndex(ctx, run.name)
 	switch {
+	case opensearch.IsNotFound(err) && run.vi.Spec.RestoreFrom != nil && st.IndexUUID == "":
+		return r.restoreIndex(ctx, run)
 	case opensearch.IsNotFound(err):
 		return r.createIndex(ctx, run)
 	case err != nil:
@@ -235,6 +229,66 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	run.live = live
 	run.progressing = "index " + run.name + " created; waiting for its shards"
 	return nil
+}
+
+// restoreIndex creates the index by restoring it from the snapshot spec.restoreFrom names,
+// then takes ownership once the restored mapping is known to match the spec.
+func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun) error {
+	src := run.vi.Spec.RestoreFrom
+	repo, snap, source := src.Repository, src.Snapshot, src.Index
+	if ref := src.SnapshotRef; ref != nil {
+		var vs v1alpha1.VectorSnapshot
+		if err := r.Get(ctx, types.NamespacedName{Namespace: run.vi.Namespace, Name: ref.Name}, &vs); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				return &reasonError{reason: "SnapshotNotFound", message: "VectorSnapshot " + ref.Name + " not found", transient: true}
+			}
+			return err
+		}
+		if vs.Status.Phase != v1alpha1.SnapshotSucceeded {
+			return &reasonError{reason: "SnapshotNotReady", message: fmt.Sprintf("VectorSnapshot %s is %s, not Succeeded", ref.Name, orPending(vs.Status.Phase)), transient: vs.Status.Phase != v1alpha1.SnapshotFailed}
+		}
+		repo, snap = vs.Spec.Repository, vs.Status.SnapshotName
+		if source == "" && len(vs.Status.Indices) == 1 {
+			source = vs.Status.Indices[0]
+		}
+	}
+	if source == "" {
+		source = run.name
+	}
+	if err := run.os.Restore(ctx, repo, snap, source, run.name); err != nil {
+		r.Recorder.Eventf(run.vi, nil, "Warning", "RestoreFailed", "Restore", "restoring %s from %s/%s: %v", source, repo, snap, err)
+		return err
+	}
+	live, err := run.os.GetIndex(ctx, run.name)
+	if err != nil {
+		return err
+	}
+	props, err := indexspec.Properties(&run.vi.Spec)
+	if err != nil {
+		return err
+	}
+	diff, err := indexspec.CompareMapping(props, live.Properties)
+	if err != nil {
+		return err
+	}
+	if len(diff.Conflicts) > 0 {
+		return &conflictError{msg: fmt.Sprintf("index %s restored from %s/%s does not match the spec: %s", run.name, repo, snap, strings.Join(diff.Conflicts, "; "))}
+	}
+	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(run.vi, nil, "Normal", "Restored", "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, repo, snap, source)
+	run.vi.Status.IndexUUID = live.UUID
+	run.live = live
+	run.progressing = "index " + run.name + " restoring from " + repo + "/" + snap
+	return nil
+}
+
+func orPending(phase string) string {
+	if phase == "" {
+		return v1alpha1.SnapshotPending
+	}
+	return phase
 }
 
 // adopt takes over an index created outside the operator, only when it already has every
@@ -328,6 +382,7 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	}
 	metrics.SliceCount.DeletePartialMatch(map[string]string{"namespace": run.vi.Namespace, "index": run.vi.Name})
 	metrics.SliceCount.WithLabelValues(run.vi.Namespace, run.vi.Name, source).Set(float64(appliedSlices(run)))
+	// A new or restoring index is settled once its primaries are allocated.
 	if run.progressing != "" && stats.Health != "red" {
 		run.progressing = ""
 	}

@@ -328,7 +328,7 @@ func TestFaissAndNmslibMappings(t *testing.T) {
 
 func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
 	e := startOperator(t)
-	node, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", "")
+	node, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", devenv.NodeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
 	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnreachable, 30*time.Second)
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnreachable, 30*time.Second)
 
-	if _, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", ""); err != nil {
+	if _, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", devenv.NodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)

@@ -312,3 +312,47 @@ func expectRefused(t *testing.T, err error, want []string) {
 		}
 	}
 }
+
+func TestInvalidSnapshotSpecsAreRefused(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	policy := func(mutate func(*v1alpha1.SnapshotPolicySpec)) *v1alpha1.SnapshotPolicy {
+		nameSeq++
+		p := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sp-%d", nameSeq), Namespace: "default"},
+			Spec: v1alpha1.SnapshotPolicySpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Schedule: "0 2 * * *",
+				Repository: v1alpha1.SnapshotRepository{Name: "backups", S3: &v1alpha1.S3Repository{Bucket: "vectors", Client: "default"}}}}
+		mutate(&p.Spec)
+		return p
+	}
+	zero := int32(0)
+	cases := []struct {
+		name string
+		obj  client.Object
+		want []string
+	}{
+		{"cron in words", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Schedule = "every night" }), []string{"spec.schedule"}},
+		{"cron with three fields", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Schedule = "0 2 *" }), []string{"spec.schedule"}},
+		{"both s3 and fs", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Repository.FS = &v1alpha1.FSRepository{Location: "/snapshots"} }), []string{"spec.repository", "exactly one of repository.s3 and repository.fs"}},
+		{"no repository kind", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Repository.S3 = nil }), []string{"spec.repository", "exactly one"}},
+		{"bucket with capitals", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Repository.S3.Bucket = "Vectors" }), []string{"spec.repository.s3.bucket"}},
+		{"keep zero", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Retention.MaxCount = &zero }), []string{"spec.retention.maxCount"}},
+		{"age in words", policy(func(s *v1alpha1.SnapshotPolicySpec) { s.Retention.MaxAge = "2 days" }), []string{"spec.retention.maxAge"}},
+		{"restore from two sources", func() client.Object {
+			vi := validIndex()
+			vi.Spec.RestoreFrom = &v1alpha1.RestoreSource{SnapshotRef: &v1alpha1.LocalObjectReference{Name: "s"}, Repository: "r", Snapshot: "x"}
+			return vi
+		}(), []string{"spec.restoreFrom", "either snapshotRef or repository with snapshot"}},
+		{"snapshot of nothing", &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: "default"},
+			Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "r"}}, []string{"spec.indices"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { expectRefused(t, c.Create(ctx, tc.obj), tc.want) })
+	}
+	vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "default"},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "r", Indices: []string{"a"}}}
+	if err := c.Create(ctx, vs); err != nil {
+		t.Fatal(err)
+	}
+	vs.Spec.Indices = []string{"a", "b"}
+	expectRefused(t, c.Update(ctx, vs), []string{"spec", "immutable"})
+}

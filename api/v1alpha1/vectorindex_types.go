@@ -79,6 +79,11 @@ type VectorIndexSpec struct {
 	// +kubebuilder:default={}
 	Search SearchSettings `json:"search,omitempty"`
 
+	// restoreFrom creates the index by restoring it from a snapshot instead of empty; it is
+	// managed as usual afterwards. Used only when the index does not exist yet.
+	// +optional
+	RestoreFrom *RestoreSource `json:"restoreFrom,omitempty"`
+
 	// tuning lets the operator choose the slice count from benchmark results and the live
 	// load; in Auto it overrides search.concurrentSegmentSearch.
 	// +optional
@@ -239,6 +244,25 @@ type ConcurrentSegmentSearch struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1024
 	MaxSliceCount int32 `json:"maxSliceCount"`
+}
+
+// RestoreSource names a snapshot holding the index's data.
+// +kubebuilder:validation:XValidation:rule="has(self.snapshotRef) != (has(self.repository) && has(self.snapshot))",message="restoreFrom takes either snapshotRef or repository with snapshot"
+type RestoreSource struct {
+	// snapshotRef names a VectorSnapshot in this namespace.
+	// +optional
+	SnapshotRef *LocalObjectReference `json:"snapshotRef,omitempty"`
+	// repository and snapshot name a snapshot directly.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Repository string `json:"repository,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Snapshot string `json:"snapshot,omitempty"`
+	// index is the index's name inside the snapshot; this index's own name when empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Index string `json:"index,omitempty"`
 }
 
 // Tuning modes.

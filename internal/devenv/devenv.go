@@ -104,21 +104,38 @@ type Node struct {
 	Version string
 }
 
-// StartNode starts (or restarts, keeping its data) the node called name. Extra settings
-// for opensearch.yml may be given as YAML lines.
-func StartNode(root, name string, extraConfig string) (*Node, error) {
+// NodeOptions configure a node beyond the defaults.
+type NodeOptions struct {
+	// ExtraConfig are YAML lines appended to opensearch.yml.
+	ExtraConfig string
+	// Keystore are secure settings (e.g. s3.client.default.access_key).
+	Keystore map[string]string
+}
+
+// S3ClientConfig is the opensearch.yml of a node whose default S3 client talks to a local
+// S3-compatible server.
+func S3ClientConfig(s3URL string) string {
+	return fmt.Sprintf("s3.client.default.endpoint: %s\ns3.client.default.protocol: http\ns3.client.default.path_style_access: true\ns3.client.default.region: us-east-1\n",
+		strings.TrimPrefix(s3URL, "http://"))
+}
+
+// StartNode starts (or restarts, keeping its data) the node called name.
+func StartNode(root, name string, opts NodeOptions) (*Node, error) {
 	env := os.Environ()
-	if extraConfig != "" {
-		f, err := os.CreateTemp("", "opensearch-extra-*.yml")
+	for envVar, content := range map[string]string{"OPENSEARCH_EXTRA_CONFIG": opts.ExtraConfig, "OPENSEARCH_KEYSTORE": keystoreLines(opts.Keystore)} {
+		if content == "" {
+			continue
+		}
+		f, err := os.CreateTemp("", "opensearch-*.conf")
 		if err != nil {
 			return nil, err
 		}
 		defer os.Remove(f.Name())
-		if _, err := f.WriteString(extraConfig); err != nil {
+		if _, err := f.WriteString(content); err != nil {
 			return nil, err
 		}
 		f.Close()
-		env = append(env, "OPENSEARCH_EXTRA_CONFIG="+f.Name())
+		env = append(env, envVar+"="+f.Name())
 	}
 	out, err := script(root, env, "start", name)
 	if err != nil {
@@ -130,6 +147,14 @@ func StartNode(root, name string, extraConfig string) (*Node, error) {
 		return nil, fmt.Errorf("hack/opensearch.sh start %s printed no url:\n%s", name, out)
 	}
 	return n, nil
+}
+
+func keystoreLines(kv map[string]string) string {
+	var b strings.Builder
+	for k, v := range kv {
+		b.WriteString(k + "=" + v + "\n")
+	}
+	return b.String()
 }
 
 // Stop stops the node by its PID and keeps its data.

@@ -50,7 +50,7 @@ func Main(m *testing.M, parts Parts) int {
 	if parts&OpenSearch != 0 {
 		nodeURL = os.Getenv(SharedNodeEnv)
 		if nodeURL == "" {
-			node, err := devenv.StartNode(root, "gotest-"+packageName(), "")
+			node, err := devenv.StartNode(root, "gotest-"+packageName(), devenv.NodeOptions{})
 			if err != nil {
 				return fail(fmt.Errorf("real OpenSearch node could not start (hack/install-opensearch.sh assembles it from Maven Central): %w", err))
 			}

@@ -1,0 +1,262 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+)
+
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies/status,verbs=get;update;patch
+
+// PolicyLabel marks the VectorSnapshots a SnapshotPolicy made; retention only ever
+// considers those.
+const PolicyLabel = "vectorpilot.io/snapshot-policy"
+
+// SnapshotPolicyReconciler registers a policy's repository, takes its scheduled
+// VectorSnapshots and prunes them by its retention.
+type SnapshotPolicyReconciler struct {
+	client.Client
+	Resolver *connect.Resolver
+	Recorder recorder.EventRecorder
+	Options  Options
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile: register repository → take a snapshot when due → apply retention → status.
+func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var p v1alpha1.SnapshotPolicy
+	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := p.Status.DeepCopy()
+	result, err := r.run(ctx, &p)
+	p.Status.ObservedGeneration = p.Generation
+	if !equality.Semantic.DeepEqual(before, &p.Status) {
+		if uerr := r.Status().Update(ctx, &p); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+	}
+	return result, err
+}
+
+func (r *SnapshotPolicyReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *SnapshotPolicyReconciler) run(ctx context.Context, p *v1alpha1.SnapshotPolicy) (ctrl.Result, error) {
+	degraded := func(err error) (ctrl.Result, error) {
+		f := classify(err)
+		conditions.Set(&p.Status.Conditions, p.Generation, conditions.Degraded, f.reason, f.message)
+		if f.transient {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
+	}
+	schedule, err := parseSchedule(p.Spec.Schedule, p.Spec.TimeZone)
+	if err != nil {
+		return degraded(&reasonError{reason: "InvalidSchedule", message: err.Error()})
+	}
+	os, err := clusterClient(ctx, r.Client, r.Resolver, p.Namespace, p.Spec.ClusterRef.Name)
+	if err != nil {
+		return degraded(err)
+	}
+	// Registering verifies the repository (OpenSearch writes a test blob), so it is done
+	// when the spec changes or the last attempt failed, not on every reconcile.
+	if p.Status.ObservedGeneration != p.Generation || !conditions.IsReady(p.Status.Conditions) {
+		typ, settings := repositorySettings(p.Spec.Repository)
+		if err := os.PutRepository(ctx, p.Spec.Repository.Name, typ, settings); err != nil {
+			f := classify(err)
+			return degraded(&reasonError{reason: "RepositoryError", message: "registering repository " + p.Spec.Repository.Name + ": " + f.message, transient: true})
+		}
+	}
+	snapshots, err := r.policySnapshots(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.now()
+	last := p.CreationTimestamp.Time
+	if p.Status.LastScheduleTime != nil {
+		last = p.Status.LastScheduleTime.Time
+	}
+	next := schedule.Next(last)
+	if !p.Spec.Suspend && !now.Before(next) {
+		if err := r.takeSnapshot(ctx, p, now); err != nil {
+			return degraded(err)
+		}
+		t := metav1.NewTime(now)
+		p.Status.LastScheduleTime = &t
+		next = schedule.Next(now)
+	}
+	if err := r.applyRetention(ctx, p, snapshots, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, s := range snapshots {
+		if s.Status.Phase == v1alpha1.SnapshotSucceeded && s.Status.CompletionTime != nil &&
+			(p.Status.LastSuccessfulTime == nil || s.Status.CompletionTime.After(p.Status.LastSuccessfulTime.Time)) {
+			p.Status.LastSuccessfulTime = s.Status.CompletionTime
+		}
+	}
+	n := metav1.NewTime(next)
+	p.Status.NextScheduleTime = &n
+	conditions.Set(&p.Status.Conditions, p.Generation, conditions.Ready, v1alpha1.ReasonReconciled,
+		fmt.Sprintf("repository %s registered; next snapshot %s", p.Spec.Repository.Name, next.UTC().Format(time.RFC3339)))
+	// Wake at the next run, and meanwhile often enough to see snapshots finish for retention.
+	return ctrl.Result{RequeueAfter: min(time.Until(next)+time.Second, r.Options.IndexResyncInterval)}, nil
+}
+
+// parseSchedule parses a standard cron line or descriptor in a time zone.
+func parseSchedule(spec, tz string) (cron.Schedule, error) {
+	if tz != "" {
+		if _, err := time.LoadLocation(tz); err != nil {
+			return nil, fmt.Errorf("spec.timeZone %q: %w", tz, err)
+		}
+		spec = "CRON_TZ=" + tz + " " + spec
+	}
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("spec.schedule %q: %w", spec, err)
+	}
+	return s, nil
+}
+
+func repositorySettings(repo v1alpha1.SnapshotRepository) (string, map[string]any) {
+	if repo.S3 != nil {
+		s := map[string]any{"bucket": repo.S3.Bucket, "client": repo.S3.Client}
+		if repo.S3.BasePath != "" {
+			s["base_path"] = repo.S3.BasePath
+		}
+		return "s3", s
+	}
+	return "fs", map[string]any{"location": repo.FS.Location}
+}
+
+// takeSnapshot creates the VectorSnapshot of the selected indexes, owned by the policy.
+func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1.SnapshotPolicy, now time.Time) error {
+	selector := labels.Everything()
+	if p.Spec.IndexSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(p.Spec.IndexSelector)
+		if err != nil {
+			return &reasonError{reason: "InvalidSelector", message: "spec.indexSelector: " + err.Error()}
+		}
+		selector = s
+	}
+	var list v1alpha1.VectorIndexList
+	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return err
+	}
+	var names []string
+	for _, vi := range list.Items {
+		if vi.Spec.ClusterRef.Name == p.Spec.ClusterRef.Name && vi.DeletionTimestamp.IsZero() {
+			names = append(names, vi.Name)
+		}
+	}
+	if len(names) == 0 {
+		return &reasonError{reason: "NoIndexes", message: "the policy selects no VectorIndex on cluster " + p.Spec.ClusterRef.Name, transient: false}
+	}
+	sort.Strings(names)
+	vs := &v1alpha1.VectorSnapshot{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("%s-%d", p.Name, now.Unix()),
+			Namespace: p.Namespace,
+			Labels:    map[string]string{PolicyLabel: p.Name},
+		},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: p.Spec.ClusterRef, Repository: p.Spec.Repository.Name, Indices: names},
+	}
+	if err := controllerutil.SetControllerReference(p, vs, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, vs); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(p, nil, "Normal", "SnapshotScheduled", "Schedule", "created VectorSnapshot %s of %d indexes", vs.Name, len(names))
+	return nil
+}
+
+func (r *SnapshotPolicyReconciler) policySnapshots(ctx context.Context, p *v1alpha1.SnapshotPolicy) ([]v1alpha1.VectorSnapshot, error) {
+	var list v1alpha1.VectorSnapshotList
+	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingLabels{PolicyLabel: p.Name}); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// applyRetention deletes the policy's snapshots beyond maxCount successful ones, and
+// successful ones older than maxAge (but never the newest); failed ones older than the
+// newest success are deleted too, as they hold nothing restorable.
+func (r *SnapshotPolicyReconciler) applyRetention(ctx context.Context, p *v1alpha1.SnapshotPolicy, snapshots []v1alpha1.VectorSnapshot, now time.Time) error {
+	prune := retained(p.Spec.Retention, snapshots, now)
+	for i := range prune {
+		if err := r.Delete(ctx, &prune[i]); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		r.Recorder.Eventf(p, nil, "Normal", "SnapshotPruned", "Retention", "deleted VectorSnapshot %s (%s)", prune[i].Name, prune[i].Status.Phase)
+	}
+	return nil
+}
+
+// retained returns the snapshots retention removes.
+func retained(ret v1alpha1.SnapshotRetention, snapshots []v1alpha1.VectorSnapshot, now time.Time) []v1alpha1.VectorSnapshot {
+	var succeeded, failed []v1alpha1.VectorSnapshot
+	for _, s := range snapshots {
+		if !s.DeletionTimestamp.IsZero() {
+			continue
+		}
+		switch s.Status.Phase {
+		case v1alpha1.SnapshotSucceeded:
+			succeeded = append(succeeded, s)
+		case v1alpha1.SnapshotFailed:
+			failed = append(failed, s)
+		}
+	}
+	newestFirst := func(list []v1alpha1.VectorSnapshot) {
+		sort.Slice(list, func(i, j int) bool { return list[j].CreationTimestamp.Before(&list[i].CreationTimestamp) })
+	}
+	newestFirst(succeeded)
+	var prune []v1alpha1.VectorSnapshot
+	maxAge, _ := time.ParseDuration(ret.MaxAge)
+	for i, s := range succeeded {
+		tooMany := ret.MaxCount != nil && i >= int(*ret.MaxCount)
+		tooOld := maxAge > 0 && i > 0 && now.Sub(s.CreationTimestamp.Time) > maxAge
+		if tooMany || tooOld {
+			prune = append(prune, s)
+		}
+	}
+	if len(succeeded) > 0 {
+		for _, f := range failed {
+			if f.CreationTimestamp.Before(&succeeded[0].CreationTimestamp) {
+				prune = append(prune, f)
+			}
+		}
+	}
+	return prune
+}
+
+// SetupWithManager registers the reconciler; a VectorSnapshot it owns finishing wakes it.
+func (r *SnapshotPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.SnapshotPolicy{}).
+		Owns(&v1alpha1.VectorSnapshot{}).
+		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
+		Named("snapshotpolicy").
+		Complete(r)
+}

@@ -1,0 +1,190 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots/finalizers,verbs=update
+
+// SnapshotFinalizer deletes a VectorSnapshot's snapshot from the repository with it.
+const SnapshotFinalizer = "vectorpilot.io/snapshot"
+
+// snapshotPollInterval is how often a running snapshot is looked at.
+const snapshotPollInterval = 2 * time.Second
+
+// VectorSnapshotReconciler takes one snapshot per VectorSnapshot and follows it to the end.
+type VectorSnapshotReconciler struct {
+	client.Client
+	Resolver *connect.Resolver
+	Recorder recorder.EventRecorder
+	Options  Options
+}
+
+// Reconcile: resolve cluster → start the snapshot once → follow it until it ends.
+func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var vs v1alpha1.VectorSnapshot
+	if err := r.Get(ctx, req.NamespacedName, &vs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !vs.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &vs)
+	}
+	if controllerutil.AddFinalizer(&vs, SnapshotFinalizer) {
+		if err := r.Update(ctx, &vs); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if vs.Status.Phase == v1alpha1.SnapshotSucceeded || vs.Status.Phase == v1alpha1.SnapshotFailed {
+		return ctrl.Result{}, nil
+	}
+	before := vs.Status.DeepCopy()
+	result, err := r.advance(ctx, &vs)
+	vs.Status.ObservedGeneration = vs.Generation
+	if !equality.Semantic.DeepEqual(before, &vs.Status) {
+		if uerr := r.Status().Update(ctx, &vs); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+	}
+	return result, err
+}
+
+func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.VectorSnapshot) (ctrl.Result, error) {
+	st := &vs.Status
+	fail := func(reason, msg string) (ctrl.Result, error) {
+		st.Phase = v1alpha1.SnapshotFailed
+		st.Failures = append(st.Failures, msg)
+		now := metav1.Now()
+		st.CompletionTime = &now
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Degraded, reason, msg)
+		r.Recorder.Eventf(vs, nil, "Warning", "SnapshotFailed", "Snapshot", "%s", msg)
+		return ctrl.Result{}, nil
+	}
+	os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
+	if err != nil {
+		return r.retry(vs, err)
+	}
+	if st.SnapshotName == "" {
+		indices, err := r.indexNames(ctx, vs)
+		if err != nil {
+			return fail("IndexNotFound", err.Error())
+		}
+		name := snapshotName(vs)
+		meta := map[string]any{"vectorpilot.io/snapshot": vs.Namespace + "/" + vs.Name, "vectorpilot.io/uid": string(vs.UID)}
+		if err := os.CreateSnapshot(ctx, vs.Spec.Repository, name, indices, meta); err != nil && opensearch.ErrorType(err) != "invalid_snapshot_name_exception" {
+			if f := classify(err); !f.transient {
+				return fail(f.reason, "starting snapshot: "+f.message)
+			}
+			return r.retry(vs, err)
+		}
+		now := metav1.Now()
+		st.SnapshotName, st.Indices, st.StartTime, st.Phase = name, indices, &now, v1alpha1.SnapshotInProgress
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Progressing, "SnapshotStarted", fmt.Sprintf("snapshot %s of %s started", name, strings.Join(indices, ", ")))
+		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotStarted", "Snapshot", "snapshot %s/%s of %s", vs.Spec.Repository, name, strings.Join(indices, ", "))
+		return ctrl.Result{RequeueAfter: snapshotPollInterval}, nil
+	}
+	info, err := os.GetSnapshot(ctx, vs.Spec.Repository, st.SnapshotName)
+	if opensearch.IsNotFound(err) {
+		return fail("SnapshotMissing", fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
+	}
+	if err != nil {
+		return r.retry(vs, err)
+	}
+	st.Shards = &v1alpha1.ShardCounts{Total: info.Shards.Total, Successful: info.Shards.Successful, Failed: info.Shards.Failed}
+	switch info.State {
+	case "SUCCESS":
+		end := metav1.NewTime(info.End)
+		st.Phase, st.CompletionTime, st.SizeBytes = v1alpha1.SnapshotSucceeded, &end, info.SizeBytes
+		st.DurationMillis = info.End.Sub(info.Start).Milliseconds()
+		msg := fmt.Sprintf("snapshot %s: %d shards, %d bytes in %s", st.SnapshotName, info.Shards.Successful, info.SizeBytes, info.End.Sub(info.Start).Round(time.Millisecond))
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Ready, "SnapshotSucceeded", msg)
+		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotSucceeded", "Snapshot", "%s", msg)
+		return ctrl.Result{}, nil
+	case "FAILED", "PARTIAL":
+		st.Failures = info.Failures
+		return fail("Snapshot"+strings.ToUpper(info.State[:1])+strings.ToLower(info.State[1:]), fmt.Sprintf("snapshot %s ended %s: %s", st.SnapshotName, info.State, strings.Join(info.Failures, "; ")))
+	default:
+		return ctrl.Result{RequeueAfter: snapshotPollInterval}, nil
+	}
+}
+
+// retry records a failure that may pass and asks for another try on the backoff.
+func (r *VectorSnapshotReconciler) retry(vs *v1alpha1.VectorSnapshot, err error) (ctrl.Result, error) {
+	f := classify(err)
+	if vs.Status.Phase == "" {
+		vs.Status.Phase = v1alpha1.SnapshotPending
+	}
+	conditions.Set(&vs.Status.Conditions, vs.Generation, conditions.Degraded, f.reason, f.message)
+	return ctrl.Result{}, err
+}
+
+// indexNames resolves the VectorIndex objects to their OpenSearch index names.
+func (r *VectorSnapshotReconciler) indexNames(ctx context.Context, vs *v1alpha1.VectorSnapshot) ([]string, error) {
+	var names []string
+	for _, n := range vs.Spec.Indices {
+		var vi v1alpha1.VectorIndex
+		if err := r.Get(ctx, types.NamespacedName{Namespace: vs.Namespace, Name: n}, &vi); err != nil {
+			return nil, fmt.Errorf("VectorIndex %s: %w", n, err)
+		}
+		names = append(names, vi.OpenSearchIndexName())
+	}
+	return names, nil
+}
+
+// snapshotName is unique per object: the name plus part of the UID, lower case as
+// OpenSearch requires.
+func snapshotName(vs *v1alpha1.VectorSnapshot) string {
+	uid := strings.ReplaceAll(string(vs.UID), "-", "")
+	return strings.ToLower(fmt.Sprintf("%s-%s", vs.Name, uid[:min(8, len(uid))]))
+}
+
+// finalize deletes the snapshot from the repository, then lets the object go. If the
+// cluster object is gone, the snapshot is left in the repository.
+func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.VectorSnapshot) error {
+	if !controllerutil.ContainsFinalizer(vs, SnapshotFinalizer) {
+		return nil
+	}
+	if vs.Status.SnapshotName != "" {
+		os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
+		var ce *connect.Error
+		switch {
+		case err == nil:
+			if err := os.DeleteSnapshot(ctx, vs.Spec.Repository, vs.Status.SnapshotName); err != nil {
+				return err
+			}
+			r.Recorder.Eventf(vs, nil, "Normal", "SnapshotDeleted", "Delete", "deleted snapshot %s/%s", vs.Spec.Repository, vs.Status.SnapshotName)
+		case asConnectError(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound:
+		default:
+			return err
+		}
+	}
+	controllerutil.RemoveFinalizer(vs, SnapshotFinalizer)
+	return r.Update(ctx, vs)
+}
+
+// SetupWithManager registers the reconciler.
+func (r *VectorSnapshotReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.VectorSnapshot{}).
+		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
+		Named("vectorsnapshot").
+		Complete(r)
+}

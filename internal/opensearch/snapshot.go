@@ -1,0 +1,108 @@
+package opensearch
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PutRepository registers (or updates) a snapshot repository; OpenSearch verifies it can
+// write there before answering.
+func (c *Client) PutRepository(ctx context.Context, name, typ string, settings map[string]any) error {
+	return c.do(ctx, http.MethodPut, "/_snapshot/"+url.PathEscape(name), map[string]any{"type": typ, "settings": settings}, nil)
+}
+
+// CreateSnapshot starts a snapshot of indices and returns at once.
+func (c *Client) CreateSnapshot(ctx context.Context, repo, snap string, indices []string, metadata map[string]any) error {
+	body := map[string]any{"indices": strings.Join(indices, ","), "include_global_state": false, "metadata": metadata}
+	return c.do(ctx, http.MethodPut, "/_snapshot/"+url.PathEscape(repo)+"/"+url.PathEscape(snap)+"?wait_for_completion=false", body, nil)
+}
+
+// SnapshotInfo is a snapshot as OpenSearch reports it.
+type SnapshotInfo struct {
+	State      string // IN_PROGRESS, SUCCESS, FAILED, PARTIAL
+	Indices    []string
+	Start, End time.Time
+	Shards     struct{ Total, Successful, Failed int32 }
+	Failures   []string
+	SizeBytes  int64
+}
+
+// GetSnapshot reads a snapshot's state, shards and failures, and its size once done.
+func (c *Client) GetSnapshot(ctx context.Context, repo, snap string) (SnapshotInfo, error) {
+	var resp struct {
+		Snapshots []struct {
+			State             string   `json:"state"`
+			Indices           []string `json:"indices"`
+			StartTimeInMillis int64    `json:"start_time_in_millis"`
+			EndTimeInMillis   int64    `json:"end_time_in_millis"`
+			Shards            struct {
+				Total      int32 `json:"total"`
+				Successful int32 `json:"successful"`
+				Failed     int32 `json:"failed"`
+			} `json:"shards"`
+			Failures []struct {
+				Index  string `json:"index"`
+				Reason string `json:"reason"`
+			} `json:"failures"`
+		} `json:"snapshots"`
+	}
+	path := "/_snapshot/" + url.PathEscape(repo) + "/" + url.PathEscape(snap)
+	if err := c.do(ctx, http.MethodGet, path, nil, &resp); err != nil {
+		return SnapshotInfo{}, err
+	}
+	if len(resp.Snapshots) == 0 {
+		return SnapshotInfo{}, &APIError{Status: 404, Type: "snapshot_missing_exception", Reason: "no snapshot " + snap}
+	}
+	s := resp.Snapshots[0]
+	info := SnapshotInfo{State: s.State, Indices: s.Indices, Start: time.UnixMilli(s.StartTimeInMillis)}
+	if s.EndTimeInMillis > 0 {
+		info.End = time.UnixMilli(s.EndTimeInMillis)
+	}
+	info.Shards.Total, info.Shards.Successful, info.Shards.Failed = s.Shards.Total, s.Shards.Successful, s.Shards.Failed
+	for _, f := range s.Failures {
+		info.Failures = append(info.Failures, f.Index+": "+f.Reason)
+	}
+	if info.State == "SUCCESS" {
+		var status struct {
+			Snapshots []struct {
+				Stats struct {
+					Incremental struct {
+						SizeInBytes int64 `json:"size_in_bytes"`
+					} `json:"incremental"`
+				} `json:"stats"`
+			} `json:"snapshots"`
+		}
+		if err := c.do(ctx, http.MethodGet, path+"/_status", nil, &status); err != nil {
+			return info, err
+		}
+		if len(status.Snapshots) > 0 {
+			info.SizeBytes = status.Snapshots[0].Stats.Incremental.SizeInBytes
+		}
+	}
+	return info, nil
+}
+
+// DeleteSnapshot deletes a snapshot; a missing one is not an error.
+func (c *Client) DeleteSnapshot(ctx context.Context, repo, snap string) error {
+	err := c.do(ctx, http.MethodDelete, "/_snapshot/"+url.PathEscape(repo)+"/"+url.PathEscape(snap), nil, nil)
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// Restore starts restoring index source of a snapshot under the name target.
+func (c *Client) Restore(ctx context.Context, repo, snap, source, target string) error {
+	body := map[string]any{
+		"indices": source, "include_global_state": false, "include_aliases": false,
+		"rename_pattern": "^" + regexpQuote(source) + "$", "rename_replacement": target,
+	}
+	return c.do(ctx, http.MethodPost, "/_snapshot/"+url.PathEscape(repo)+"/"+url.PathEscape(snap)+"/_restore", body, nil)
+}
+
+// regexpQuote escapes an index name for OpenSearch's (Java) rename_pattern; index names
+// allow only lower-case letters, digits and ._-, of which . is special.
+func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
