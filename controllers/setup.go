@@ -36,6 +36,12 @@ type Options struct {
 	IndexWorkers int
 	// MetricsInterval is how often OpenSearch figures are read for the metrics. Default 30s.
 	MetricsInterval time.Duration
+	// SnapshotStartTimeout is how long a VectorSnapshot keeps retrying to start before it
+	// is Failed. Default 5m.
+	SnapshotStartTimeout time.Duration
+	// SnapshotTimeout is how long a snapshot may run before it is aborted and Failed: a
+	// snapshot whose object store went away can stay IN_PROGRESS indefinitely. Default 1h.
+	SnapshotTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -53,6 +59,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MetricsInterval == 0 {
 		o.MetricsInterval = 30 * time.Second
+	}
+	if o.SnapshotStartTimeout == 0 {
+		o.SnapshotStartTimeout = 5 * time.Minute
+	}
+	if o.SnapshotTimeout == 0 {
+		o.SnapshotTimeout = time.Hour
 	}
 	return o
 }

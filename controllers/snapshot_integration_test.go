@@ -2,8 +2,11 @@ package controllers_test
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,6 +143,210 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	if idx := liveIndex(t, os, restored.Spec.IndexName); !strings.Contains(fmt.Sprint(idx.Meta), string(restored.UID)) {
 		t.Errorf("restored index not owned by its VectorIndex: _meta %v", idx.Meta)
 	}
+
+	// Retention: a frequent policy keeps exactly maxCount of its own snapshots; a snapshot
+	// it did not make (a VectorSnapshot taken by hand) is never touched.
+	manual := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "by-hand", Namespace: e.ns},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "s3-backups", Indices: []string{restored.Name}}}
+	e.create(manual)
+	e.update(policy, func() { policy.Spec.Suspend = true })
+	frequent := &v1alpha1.SnapshotPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "frequent", Namespace: e.ns},
+		Spec: v1alpha1.SnapshotPolicySpec{
+			ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"},
+			Repository: v1alpha1.SnapshotRepository{Name: "s3-backups", S3: &v1alpha1.S3Repository{Bucket: "vectors-snapshots", BasePath: e.ns, Client: "default"}},
+			Schedule:   "@every 3s",
+			Retention:  v1alpha1.SnapshotRetention{MaxCount: ptrInt32(2)},
+		},
+	}
+	e.create(frequent)
+	var taken map[string]bool
+	e.eventually(120*time.Second, func() (bool, string) {
+		var list v1alpha1.VectorSnapshotList
+		if err := e.k8s.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.PolicyLabel: "frequent"}); err != nil {
+			return false, err.Error()
+		}
+		if taken == nil {
+			taken = map[string]bool{}
+		}
+		succeeded := 0
+		for _, s := range list.Items {
+			taken[s.Name] = true
+			if s.Status.Phase == v1alpha1.SnapshotSucceeded && s.DeletionTimestamp.IsZero() {
+				succeeded++
+			}
+		}
+		return len(taken) >= 5 && succeeded == 2 && len(list.Items) <= 3, fmt.Sprintf("%d taken so far, %d present, %d succeeded", len(taken), len(list.Items), succeeded)
+	})
+	e.update(frequent, func() { frequent.Spec.Suspend = true })
+	if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(manual), manual); err != nil || manual.Status.Phase != v1alpha1.SnapshotSucceeded {
+		t.Errorf("the hand-made snapshot was touched: %v %+v", err, manual.Status)
+	}
+	if _, err := os.GetSnapshot(t.Context(), "s3-backups", manual.Status.SnapshotName); err != nil {
+		t.Errorf("the hand-made snapshot is gone from the repository: %v", err)
+	}
+
+	// deletionPolicy Snapshot: the index goes only after its final snapshot succeeded.
+	e.update(restored, func() {
+		restored.Spec.DeletionPolicy = v1alpha1.DeletionPolicySnapshot
+		restored.Spec.SnapshotRepository = "s3-backups"
+	})
+	e.waitIndexReady(restored)
+	if err := e.k8s.Delete(e.ctx, restored); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(60*time.Second, func() (bool, string) {
+		_, err := os.GetIndex(t.Context(), restored.Spec.IndexName)
+		return err != nil, "index still present"
+	})
+	final := fmt.Sprintf("%s-final-%s", restored.Spec.IndexName, strings.ReplaceAll(string(restored.UID), "-", "")[:8])
+	if info, err := os.GetSnapshot(t.Context(), "s3-backups", final); err != nil || info.State != "SUCCESS" || len(info.Indices) != 1 {
+		t.Errorf("final snapshot %s: %+v %v", final, info, err)
+	}
 }
 
 func ptrInt32(v int32) *int32 { return &v }
+
+// s3Proxy forwards TCP to the S3 server and can cut the line, as a network outage would,
+// without losing the server's data.
+type s3Proxy struct {
+	listener net.Listener
+	target   string
+	mu       sync.Mutex
+	down     bool
+	conns    []net.Conn
+}
+
+func startProxy(t *testing.T, target string) *s3Proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &s3Proxy{listener: l, target: target}
+	t.Cleanup(func() { l.Close(); p.cut() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.down {
+				p.mu.Unlock()
+				in.Close()
+				continue
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				in.Close()
+				continue
+			}
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *s3Proxy) url() string { return "http://" + p.listener.Addr().String() }
+
+func (p *s3Proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *s3Proxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+// TestS3OutageMidSnapshot cuts the line to S3 while a throttled snapshot is being written.
+// OpenSearch keeps such a snapshot IN_PROGRESS for minutes (measured: still running 3m20s
+// after the cut), so the operator's snapshot timeout (20s in tests, 1h by default) aborts it
+// and fails the VectorSnapshot with reason SnapshotTimeout; once S3 is back the policy's
+// next scheduled snapshot succeeds.
+func TestS3OutageMidSnapshot(t *testing.T) {
+	e := startOperator(t)
+	root := testsupport.Root(t)
+	s3, err := devenv.StartS3(root, "ctl-s3-outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s3.Stop() })
+	req, _ := http.NewRequest(http.MethodPut, s3.URL+"/outage", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("creating bucket: %v %v", err, resp)
+	}
+	proxy := startProxy(t, strings.TrimPrefix(s3.URL, "http://"))
+	node, err := devenv.StartNode(root, "ctl-s3-outage", devenv.NodeOptions{
+		ExtraConfig: devenv.S3ClientConfig(proxy.url()) + "s3.client.default.max_retries: 0\n",
+		Keystore:    map[string]string{"s3.client.default.access_key": "k", "s3.client.default.secret_key": "s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Destroy() })
+	os := osClient(t, node.URL)
+	e.cluster("vectors", node.URL)
+	vi := luceneIndex(e, "guarded")
+	vi.Spec.Shards = 1
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, _ := dataset.Generate(dataset.Spec{Count: 10000, Queries: 1, Dim: 32, Seed: 4})
+	if err := bench.Ingest(t.Context(), os, vi.Spec.IndexName, "embedding", base, 1000, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Refresh(t.Context(), vi.Spec.IndexName); err != nil {
+		t.Fatal(err)
+	}
+	// Throttled to ~150 KB/s so the ~1.6 MB snapshot is still being written when the line is cut.
+	if err := os.PutRepository(t.Context(), "slow", "s3", map[string]any{"bucket": "outage", "client": "default", "max_snapshot_bytes_per_sec": "150kb"}); err != nil {
+		t.Fatal(err)
+	}
+	first := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "cut-short", Namespace: e.ns},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "slow", Indices: []string{vi.Name}}}
+	e.create(first)
+	e.eventually(30*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(first), first)
+		return first.Status.Phase == v1alpha1.SnapshotInProgress, "phase " + first.Status.Phase
+	})
+	proxy.cut()
+	e.waitCondition(first, func() []metav1.Condition { return first.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, "SnapshotTimeout", 90*time.Second)
+	t.Logf("snapshot cut short: %v", first.Status.Failures)
+	if first.Status.Phase != v1alpha1.SnapshotFailed || len(first.Status.Failures) == 0 {
+		t.Errorf("a snapshot cut short must be Failed and say why: %+v", first.Status)
+	}
+
+	proxy.restore()
+	policy := &v1alpha1.SnapshotPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "after-outage", Namespace: e.ns},
+		Spec: v1alpha1.SnapshotPolicySpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Schedule: "@every 5s",
+			Repository: v1alpha1.SnapshotRepository{Name: "slow", S3: &v1alpha1.S3Repository{Bucket: "outage", Client: "default"}},
+			Retention:  v1alpha1.SnapshotRetention{MaxCount: ptrInt32(5)}},
+	}
+	e.create(policy)
+	e.eventually(120*time.Second, func() (bool, string) {
+		var list v1alpha1.VectorSnapshotList
+		if err := e.k8s.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.PolicyLabel: policy.Name}); err != nil {
+			return false, err.Error()
+		}
+		var phases []string
+		for _, s := range list.Items {
+			if s.Status.Phase == v1alpha1.SnapshotSucceeded {
+				return true, ""
+			}
+			phases = append(phases, s.Status.Phase)
+		}
+		return false, fmt.Sprintf("policy snapshots: %v", phases)
+	})
+	e.update(policy, func() { policy.Spec.Suspend = true })
+}

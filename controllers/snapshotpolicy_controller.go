@@ -19,6 +19,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies,verbs=get;list;watch
@@ -43,6 +44,9 @@ type SnapshotPolicyReconciler struct {
 func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var p v1alpha1.SnapshotPolicy
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			metrics.ForgetPolicy(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := p.Status.DeepCopy()
@@ -112,10 +116,14 @@ func (r *SnapshotPolicyReconciler) run(ctx context.Context, p *v1alpha1.Snapshot
 	}
 	for _, s := range snapshots {
 		if s.Status.Phase == v1alpha1.SnapshotSucceeded && s.Status.CompletionTime != nil &&
-			(p.Status.LastSuccessfulTime == nil || s.Status.CompletionTime.After(p.Status.LastSuccessfulTime.Time)) {
+			(p.Status.LastSuccessfulTime == nil || !s.Status.CompletionTime.Before(p.Status.LastSuccessfulTime)) {
 			p.Status.LastSuccessfulTime = s.Status.CompletionTime
+			metrics.SnapshotLastSuccess.WithLabelValues(p.Namespace, p.Name).Set(float64(s.Status.CompletionTime.Unix()))
+			metrics.SnapshotDuration.WithLabelValues(p.Namespace, p.Name).Set(float64(s.Status.DurationMillis) / 1000)
 		}
 	}
+	metrics.SnapshotInterval.WithLabelValues(p.Namespace, p.Name).Set(schedule.Next(next).Sub(next).Seconds())
+	metrics.SnapshotFailures.WithLabelValues(p.Namespace, p.Name).Add(0)
 	n := metav1.NewTime(next)
 	p.Status.NextScheduleTime = &n
 	conditions.Set(&p.Status.Conditions, p.Generation, conditions.Ready, v1alpha1.ReasonReconciled,

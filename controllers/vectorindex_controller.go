@@ -443,11 +443,17 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexRetained", "Delete", "index %s is not managed by this object; left in place", run.name)
 		return nil
 	}
-	if run.vi.Spec.DeletionPolicy == v1alpha1.DeletionPolicyDelete {
+	switch run.vi.Spec.DeletionPolicy {
+	case v1alpha1.DeletionPolicySnapshot:
+		if err := r.finalSnapshot(ctx, run); err != nil {
+			return err
+		}
+		fallthrough
+	case v1alpha1.DeletionPolicyDelete:
 		if err := run.os.DeleteIndex(ctx, run.name); err != nil {
 			return err
 		}
-		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexDeleted", "Delete", "deleted index %s (deletionPolicy Delete)", run.name)
+		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexDeleted", "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
 		return nil
 	}
 	// Retain: release ownership so another VectorIndex can adopt the index later.
@@ -456,6 +462,39 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 	}
 	r.Recorder.Eventf(run.vi, nil, "Normal", "IndexRetained", "Delete", "index %s retained (deletionPolicy Retain)", run.name)
 	return nil
+}
+
+// finalSnapshot takes the snapshot deletionPolicy Snapshot asks for, and returns nil only
+// once it succeeded; until then the index stays and the condition says why.
+func (r *VectorIndexReconciler) finalSnapshot(ctx context.Context, run *indexRun) error {
+	repo := run.vi.Spec.SnapshotRepository
+	uid := strings.ReplaceAll(string(run.vi.UID), "-", "")
+	name := fmt.Sprintf("%s-final-%s", run.name, uid[:min(8, len(uid))])
+	info, err := run.os.GetSnapshot(ctx, repo, name)
+	switch {
+	case opensearch.IsNotFound(err):
+		meta := map[string]any{"vectorpilot.io/final-snapshot-of": run.owner.String()}
+		if err := run.os.CreateSnapshot(ctx, repo, name, []string{run.name}, meta); err != nil {
+			return &reasonError{reason: "FinalSnapshotFailed", message: fmt.Sprintf("starting final snapshot %s/%s: %v; the index is kept", repo, name, err), transient: true}
+		}
+		r.Recorder.Eventf(run.vi, nil, "Normal", "FinalSnapshotStarted", "Delete", "final snapshot %s/%s of index %s", repo, name, run.name)
+		return &reasonError{reason: "FinalSnapshotInProgress", message: "final snapshot " + repo + "/" + name + " started; the index is deleted once it succeeds", transient: true}
+	case err != nil:
+		return err
+	}
+	switch info.State {
+	case "SUCCESS":
+		r.Recorder.Eventf(run.vi, nil, "Normal", "FinalSnapshotSucceeded", "Delete", "final snapshot %s/%s holds index %s", repo, name, run.name)
+		return nil
+	case "FAILED", "PARTIAL":
+		// Drop the failed attempt so the next try starts afresh; nothing is deleted.
+		_ = run.os.DeleteSnapshot(ctx, repo, name)
+		msg := fmt.Sprintf("final snapshot %s/%s ended %s (%s); the index is kept and the snapshot retried", repo, name, info.State, strings.Join(info.Failures, "; "))
+		r.Recorder.Eventf(run.vi, nil, "Warning", "FinalSnapshotFailed", "Delete", "%s", msg)
+		return &reasonError{reason: "FinalSnapshotFailed", message: msg, transient: true}
+	default:
+		return &reasonError{reason: "FinalSnapshotInProgress", message: "final snapshot " + repo + "/" + name + " in progress", transient: true}
+	}
 }
 
 // SetupWithManager registers the reconciler; a change to a SearchCluster (it became

@@ -18,6 +18,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -76,6 +77,9 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		st.CompletionTime = &now
 		conditions.Set(&st.Conditions, vs.Generation, conditions.Degraded, reason, msg)
 		r.Recorder.Eventf(vs, nil, "Warning", "SnapshotFailed", "Snapshot", "%s", msg)
+		if policy := vs.Labels[PolicyLabel]; policy != "" {
+			metrics.SnapshotFailures.WithLabelValues(vs.Namespace, policy).Inc()
+		}
 		return ctrl.Result{}, nil
 	}
 	os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
@@ -90,7 +94,10 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		name := snapshotName(vs)
 		meta := map[string]any{"vectorpilot.io/snapshot": vs.Namespace + "/" + vs.Name, "vectorpilot.io/uid": string(vs.UID)}
 		if err := os.CreateSnapshot(ctx, vs.Spec.Repository, name, indices, meta); err != nil && opensearch.ErrorType(err) != "invalid_snapshot_name_exception" {
-			if f := classify(err); !f.transient {
+			f := classify(err)
+			// A snapshot is due now: one that cannot start within the timeout fails, so
+			// the policy's next one is not queued behind it.
+			if !f.transient || time.Since(vs.CreationTimestamp.Time) > r.Options.SnapshotStartTimeout {
 				return fail(f.reason, "starting snapshot: "+f.message)
 			}
 			return r.retry(vs, err)
@@ -105,8 +112,23 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 	if opensearch.IsNotFound(err) {
 		return fail("SnapshotMissing", fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
 	}
-	if err != nil {
+	timedOut := st.StartTime != nil && time.Since(st.StartTime.Time) > r.Options.SnapshotTimeout
+	if err != nil && !timedOut {
 		return r.retry(vs, err)
+	}
+	if err != nil || (timedOut && info.State == "IN_PROGRESS") {
+		// Deleting a running snapshot aborts it; if even that fails, the snapshot is still
+		// reported Failed so the policy's next one is not blocked behind it.
+		msg := fmt.Sprintf("snapshot %s did not finish within %s", st.SnapshotName, r.Options.SnapshotTimeout)
+		if err != nil {
+			msg += "; last status read failed: " + err.Error()
+		}
+		if abortErr := os.DeleteSnapshot(ctx, vs.Spec.Repository, st.SnapshotName); abortErr != nil {
+			msg += "; abort failed: " + abortErr.Error()
+		} else {
+			msg += "; aborted"
+		}
+		return fail("SnapshotTimeout", msg)
 	}
 	st.Shards = &v1alpha1.ShardCounts{Total: info.Shards.Total, Successful: info.Shards.Successful, Failed: info.Shards.Failed}
 	switch info.State {

@@ -25,18 +25,24 @@ Left running (DEMO_KEEP=1):
   export KUBECONFIG=$KUBECONFIG
   kubectl -n $ns get searchclusters,vectorindices
   OpenSearch: $url      operator log: $run/operator.log
-Stop it all with: kill $operator_pid; hack/opensearch.sh destroy demo
+Stop it all with: kill $operator_pid; hack/opensearch.sh destroy demo; hack/s3.sh stop demo
 MSG
     return
   fi
   [ -n "$operator_pid" ] && kill "$operator_pid" 2>/dev/null && wait "$operator_pid" 2>/dev/null || true
   bash hack/opensearch.sh destroy demo >/dev/null 2>&1 || true
+  bash hack/s3.sh stop demo >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
-step "1. OpenSearch $OPENSEARCH_VERSION with k-NN on 127.0.0.1 (assembled from Maven Central)"
+step "1. OpenSearch $OPENSEARCH_VERSION with k-NN on 127.0.0.1 (assembled from Maven Central), and an S3 server"
 bash hack/opensearch.sh destroy demo >/dev/null 2>&1 || true
-node=$(bash hack/opensearch.sh start demo)
+s3=$(bash hack/s3.sh start demo | sed -n 's/^url=//p')
+curl -fsS -XPUT "$s3/vectors-snapshots" >/dev/null
+echo "S3-compatible server (moto) at $s3, bucket vectors-snapshots"
+printf 's3.client.default.endpoint: %s\ns3.client.default.protocol: http\ns3.client.default.path_style_access: true\ns3.client.default.region: us-east-1\n' "${s3#http://}" >"$run/s3.yml"
+printf 's3.client.default.access_key=demo\ns3.client.default.secret_key=demo-secret\n' >"$run/keystore"
+node=$(OPENSEARCH_EXTRA_CONFIG="$run/s3.yml" OPENSEARCH_KEYSTORE="$run/keystore" bash hack/opensearch.sh start demo)
 echo "$node"
 url=$(echo "$node" | sed -n 's/^url=//p')
 
@@ -109,13 +115,43 @@ for _ in $(seq 1 150); do
 done
 echo "  index.number_of_replicas is $r again (as declared)"
 
+step "9. Snapshot to S3, delete the index, restore it through a new VectorIndex, verify"
+kubectl -n "$ns" apply -f - <<YAML
+apiVersion: vectorpilot.io/v1alpha1
+kind: SnapshotPolicy
+metadata: {name: nightly}
+spec:
+  clusterRef: {name: vectors}
+  repository: {name: s3-backups, s3: {bucket: vectors-snapshots, basePath: demo}}
+  schedule: "0 2 * * *"
+  retention: {maxCount: 7}
+---
+apiVersion: vectorpilot.io/v1alpha1
+kind: VectorSnapshot
+metadata: {name: before-delete}
+spec:
+  clusterRef: {name: vectors}
+  repository: s3-backups
+  indices: [products]
+YAML
+kubectl -n "$ns" wait --for=condition=Ready snapshotpolicy/nightly --timeout=60s >/dev/null
+kubectl -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded vectorsnapshot/before-delete --timeout=120s >/dev/null
+kubectl -n "$ns" get vectorsnapshot before-delete -o jsonpath='  snapshot {.status.snapshotName}: {.status.sizeBytes} bytes, {.status.shards.successful}/{.status.shards.total} shards in {.status.durationMillis} ms{"\n"}'
+kubectl -n "$ns" delete vectorindex products --timeout=60s
+if curl -fsS -o /dev/null "$url/products-v1" 2>/dev/null; then die "index still exists"; fi
+echo "  index products-v1 deleted with its VectorIndex (deletionPolicy Delete)"
+sed 's/name: products-restored/name: products/; s/indexName: products-v1-restored/indexName: products-v1/; s/name: before-reindex/name: before-delete/; /^spec:/a\  deletionPolicy: Delete' \
+  config/samples/vectorpilot_v1alpha1_vectorindex_restored.yaml | kubectl -n "$ns" apply -f -
+kubectl -n "$ns" wait --for=condition=Ready vectorindex/products --timeout=120s >/dev/null
+"$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7 | sed 's/^/  restored: /'
+
 step "Summary"
-kubectl -n "$ns" get searchclusters,vectorindices -o wide
+kubectl -n "$ns" get searchclusters,vectorindices,snapshotpolicies,vectorsnapshots -o wide
 echo
 kubectl -n "$ns" get events.events.k8s.io --sort-by=.metadata.creationTimestamp \
   -o custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note | sed 's/^/  /'
 
-step "9. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
+step "10. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
 kubectl -n "$ns" delete vectorindex products --timeout=60s
 if curl -fsS -o /dev/null "$url/products-v1"; then die "index still exists"; else echo "  index products-v1 is gone from OpenSearch"; fi
 echo

@@ -9,6 +9,9 @@ import (
 const (
 	DeletionPolicyRetain = "Retain"
 	DeletionPolicyDelete = "Delete"
+	// DeletionPolicySnapshot takes a final snapshot and deletes the index only once it
+	// succeeded.
+	DeletionPolicySnapshot = "Snapshot"
 )
 
 // VectorIndexSpec declares one k-NN index. Index-time properties (name, shards, each field's
@@ -17,6 +20,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.indexName) == has(oldSelf.indexName) && (!has(self.indexName) || self.indexName == oldSelf.indexName)",message="spec.indexName is immutable",fieldPath=".indexName"
 // +kubebuilder:validation:XValidation:rule="self.fields.all(f, !has(f.method.parameters) || !has(f.method.parameters.efSearch) || self.fields.all(g, !has(g.method.parameters) || !has(g.method.parameters.efSearch) || g.method.parameters.efSearch == f.method.parameters.efSearch))",message="spec.fields[*].method.parameters.efSearch must be equal on every field: OpenSearch applies ef_search to the whole index",fieldPath=".fields"
 // +kubebuilder:validation:XValidation:rule="!has(self.extraMappings) || self.fields.all(f, !(f.name in self.extraMappings))",message="spec.extraMappings must not define a field that spec.fields declares",fieldPath=".extraMappings"
+// +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Snapshot' || has(self.snapshotRepository)",message="spec.snapshotRepository is required when spec.deletionPolicy is Snapshot",fieldPath=".snapshotRepository"
 type VectorIndexSpec struct {
 	// clusterRef names the SearchCluster, in the same namespace, that holds the index.
 	ClusterRef LocalObjectReference `json:"clusterRef"`
@@ -90,11 +94,18 @@ type VectorIndexSpec struct {
 	Tuning *TuningSpec `json:"tuning,omitempty"`
 
 	// deletionPolicy decides what happens to the OpenSearch index when this object is
-	// deleted: Retain leaves it, Delete removes it.
+	// deleted: Retain leaves it, Delete removes it, Snapshot takes a final snapshot to
+	// snapshotRepository and removes the index only once that snapshot succeeded.
 	// +optional
 	// +kubebuilder:default=Retain
-	// +kubebuilder:validation:Enum=Retain;Delete
+	// +kubebuilder:validation:Enum=Retain;Delete;Snapshot
 	DeletionPolicy string `json:"deletionPolicy,omitempty"`
+
+	// snapshotRepository is the registered repository that deletionPolicy Snapshot writes
+	// the final snapshot to.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	SnapshotRepository string `json:"snapshotRepository,omitempty"`
 }
 
 // MappingProperty is one OpenSearch mapping property (e.g. {"type": "keyword"}), kept as

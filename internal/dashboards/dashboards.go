@@ -128,12 +128,25 @@ func benchmark() *dashboard.DashboardBuilder {
 			query(`vectorpilot_benchmark_cpu_percent`+b, "{{index}} slices={{slices}} clients={{clients}}")))
 }
 
+func snapshots() *dashboard.DashboardBuilder {
+	const sp = `{namespace=~"$namespace", policy=~"$policy"}`
+	return base("vectorpilot-snapshots", "vectorpilot / Snapshots", "SnapshotPolicies: age of the last successful snapshot against the schedule, durations, failures.").
+		WithVariable(variable("namespace", "Namespace", "vectorpilot_snapshot_schedule_interval_seconds", "")).
+		WithVariable(variable("policy", "Policy", "vectorpilot_snapshot_schedule_interval_seconds", `{namespace=~"$namespace"}`)).
+		WithPanel(series("Age of the last successful snapshot", "s", "Seconds since the newest successful snapshot; alerting starts at twice the schedule interval.", 12,
+			query(`time() - vectorpilot_snapshot_last_success_timestamp_seconds`+sp, "{{namespace}}/{{policy}}"),
+			query(`2 * vectorpilot_snapshot_schedule_interval_seconds`+sp, "alert threshold {{policy}}"))).
+		WithPanel(series("Snapshot duration", "s", "How long the newest successful snapshot took.", 12, query(`vectorpilot_snapshot_duration_seconds`+sp, "{{namespace}}/{{policy}}"))).
+		WithPanel(series("Failed snapshots", "short", "Failed VectorSnapshots per hour.", 24, query(`increase(vectorpilot_snapshot_failures_total`+sp+`[1h])`, "{{namespace}}/{{policy}}")))
+}
+
 // All are the dashboards by file name.
 func All() map[string]*dashboard.DashboardBuilder {
 	return map[string]*dashboard.DashboardBuilder{
 		"fleet.json":     fleet(),
 		"index.json":     index(),
 		"benchmark.json": benchmark(),
+		"snapshots.json": snapshots(),
 	}
 }
 

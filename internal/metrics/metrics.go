@@ -69,3 +69,34 @@ func ForgetIndex(namespace, index string) {
 		m.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "index": index})
 	}
 }
+
+// Snapshot metrics, per SnapshotPolicy.
+var (
+	SnapshotLastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_snapshot_last_success_timestamp_seconds",
+		Help: "Completion time of the policy's newest successful snapshot (Unix seconds).",
+	}, []string{"namespace", "policy"})
+	SnapshotDuration = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_snapshot_duration_seconds",
+		Help: "How long the policy's newest successful snapshot took.",
+	}, []string{"namespace", "policy"})
+	SnapshotInterval = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_snapshot_schedule_interval_seconds",
+		Help: "Time between two runs of the policy's schedule, for alerting on stale snapshots.",
+	}, []string{"namespace", "policy"})
+	SnapshotFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vectorpilot_snapshot_failures_total",
+		Help: "VectorSnapshots of the policy that ended Failed.",
+	}, []string{"namespace", "policy"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(SnapshotLastSuccess, SnapshotDuration, SnapshotInterval, SnapshotFailures)
+}
+
+// ForgetPolicy drops every series of a deleted SnapshotPolicy.
+func ForgetPolicy(namespace, policy string) {
+	for _, m := range []*prometheus.MetricVec{SnapshotLastSuccess.MetricVec, SnapshotDuration.MetricVec, SnapshotInterval.MetricVec, SnapshotFailures.MetricVec} {
+		m.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "policy": policy})
+	}
+}

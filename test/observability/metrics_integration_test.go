@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -75,6 +76,14 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	}
 	must(t, k8s.Create(ctx, vi))
 	defer func() { _ = k8s.Delete(context.Background(), vi) }()
+	// A policy snapshotting to an fs repository under the node's path.repo, so the snapshot
+	// metrics exist.
+	must(t, k8s.Create(ctx, &v1alpha1.SnapshotPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "observed", Namespace: ns},
+		Spec: v1alpha1.SnapshotPolicySpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Schedule: "@every 3s",
+			Repository: v1alpha1.SnapshotRepository{Name: ns + "-fs", FS: &v1alpha1.FSRepository{Location: ns}},
+			Retention:  v1alpha1.SnapshotRetention{MaxCount: ptr.To[int32](2)}},
+	}))
 	os, err := opensearch.New(opensearch.Config{Endpoint: url})
 	must(t, err)
 
