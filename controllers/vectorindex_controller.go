@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +38,9 @@ import (
 
 // IndexFinalizer holds a VectorIndex until its deletion policy has been applied.
 const IndexFinalizer = "vectorpilot.io/index-deletion-policy"
+
+// progressPollInterval is how often an index whose shards are starting is looked at.
+const progressPollInterval = 2 * time.Second
 
 // clusterRefField indexes VectorIndexes by the SearchCluster they name.
 const clusterRefField = ".spec.clusterRef.name"
@@ -118,6 +122,10 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if retry != nil {
 		return ctrl.Result{}, retry
+	}
+	if run.progressing != "" {
+		// Shards are starting: look again soon rather than at the next resync.
+		return ctrl.Result{RequeueAfter: min(progressPollInterval, r.Options.IndexResyncInterval)}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.Options.IndexResyncInterval}, nil
 }
@@ -382,8 +390,11 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	}
 	metrics.SliceCount.DeletePartialMatch(map[string]string{"namespace": run.vi.Namespace, "index": run.vi.Name})
 	metrics.SliceCount.WithLabelValues(run.vi.Namespace, run.vi.Name, source).Set(float64(appliedSlices(run)))
-	// A new or restoring index is settled once its primaries are allocated.
-	if run.progressing != "" && stats.Health != "red" {
+	// An index is settled once every primary shard is started (a restoring index reports
+	// yellow before any is).
+	if active, want := stats.ActivePrimaries, int64(run.vi.Spec.Shards); active < want {
+		run.progressing = fmt.Sprintf("index %s: %d of %d primary shards started", run.name, active, want)
+	} else {
 		run.progressing = ""
 	}
 	return nil

@@ -95,6 +95,8 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		meta := map[string]any{"vectorpilot.io/snapshot": vs.Namespace + "/" + vs.Name, "vectorpilot.io/uid": string(vs.UID)}
 		if err := os.CreateSnapshot(ctx, vs.Spec.Repository, name, indices, meta); err != nil && opensearch.ErrorType(err) != "invalid_snapshot_name_exception" {
 			f := classify(err)
+			// The repository may be about to be registered (by a policy created alongside).
+			f.transient = f.transient || opensearch.ErrorType(err) == "repository_missing_exception"
 			// A snapshot is due now: one that cannot start within the timeout fails, so
 			// the policy's next one is not queued behind it.
 			if !f.transient || time.Since(vs.CreationTimestamp.Time) > r.Options.SnapshotStartTimeout {

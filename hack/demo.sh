@@ -125,7 +125,9 @@ spec:
   repository: {name: s3-backups, s3: {bucket: vectors-snapshots, basePath: demo}}
   schedule: "0 2 * * *"
   retention: {maxCount: 7}
----
+YAML
+kubectl -n "$ns" wait --for=condition=Ready snapshotpolicy/nightly --timeout=60s >/dev/null
+kubectl -n "$ns" apply -f - <<YAML
 apiVersion: vectorpilot.io/v1alpha1
 kind: VectorSnapshot
 metadata: {name: before-delete}
@@ -134,7 +136,6 @@ spec:
   repository: s3-backups
   indices: [products]
 YAML
-kubectl -n "$ns" wait --for=condition=Ready snapshotpolicy/nightly --timeout=60s >/dev/null
 kubectl -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded vectorsnapshot/before-delete --timeout=120s >/dev/null
 kubectl -n "$ns" get vectorsnapshot before-delete -o jsonpath='  snapshot {.status.snapshotName}: {.status.sizeBytes} bytes, {.status.shards.successful}/{.status.shards.total} shards in {.status.durationMillis} ms{"\n"}'
 kubectl -n "$ns" delete vectorindex products --timeout=60s

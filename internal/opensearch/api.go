@@ -128,6 +128,9 @@ type IndexStats struct {
 	// Searches is the number of searches the index has served: the query phase counter
 	// over all shard copies, divided by the primary shard count.
 	Searches int64
+	// ActivePrimaries is the number of primary shards that are started. Health alone does
+	// not say it: an index being restored reports yellow before any primary is active.
+	ActivePrimaries int64
 }
 
 // Stats reads an index's health, document and segment counts (primaries) and store size.
@@ -170,7 +173,8 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 	if health.ActivePrimaries > 0 {
 		searches /= health.ActivePrimaries
 	}
-	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes, Searches: searches}, nil
+	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes,
+		Searches: searches, ActivePrimaries: health.ActivePrimaries}, nil
 }
 
 // Refresh makes recent writes searchable.
