@@ -271,11 +271,7 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 	if err != nil {
 		return err
 	}
-	props, err := indexspec.Properties(&run.vi.Spec)
-	if err != nil {
-		return err
-	}
-	diff, err := indexspec.CompareMapping(props, live.Properties)
+	diff, err := mappingDiff(run, live)
 	if err != nil {
 		return err
 	}
@@ -299,14 +295,19 @@ func orPending(phase string) string {
 	return phase
 }
 
+// mappingDiff compares the mapping the spec declares with a live index's.
+func mappingDiff(run *indexRun, live *opensearch.Index) (indexspec.MappingDiff, error) {
+	props, err := indexspec.Properties(&run.vi.Spec)
+	if err != nil {
+		return indexspec.MappingDiff{}, err
+	}
+	return indexspec.CompareMapping(props, live.Properties)
+}
+
 // adopt takes over an index created outside the operator, only when it already has every
 // declared field with the declared mapping and the declared shard count.
 func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *opensearch.Index) error {
-	props, err := indexspec.Properties(&run.vi.Spec)
-	if err != nil {
-		return err
-	}
-	diff, err := indexspec.CompareMapping(props, live.Properties)
+	diff, err := mappingDiff(run, live)
 	if err != nil {
 		return err
 	}
@@ -349,11 +350,7 @@ func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *index
 }
 
 func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) error {
-	props, err := indexspec.Properties(&run.vi.Spec)
-	if err != nil {
-		return err
-	}
-	diff, err := indexspec.CompareMapping(props, run.live.Properties)
+	diff, err := mappingDiff(run, run.live)
 	if err != nil {
 		return err
 	}
