@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/opensearch-project/opensearch-go/v4"
@@ -32,8 +31,7 @@ type Config struct {
 
 // Client talks to one OpenSearch cluster. It is safe for concurrent use.
 type Client struct {
-	os       *opensearch.Client
-	requests *atomic.Uint64
+	os *opensearch.Client
 }
 
 // New returns a client for cfg. It makes no request.
@@ -42,7 +40,6 @@ func New(cfg Config) (*Client, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	counter := &atomic.Uint64{}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	c, err := opensearch.NewClient(opensearch.Config{
 		Addresses:          []string{cfg.Endpoint},
@@ -50,7 +47,7 @@ func New(cfg Config) (*Client, error) {
 		Password:           cfg.Password,
 		CACert:             cfg.CACert,
 		InsecureSkipVerify: cfg.InsecureSkipVerify,
-		Transport:          countingTransport{next: base, count: counter, hook: cfg.OnRequest},
+		Transport:          observedTransport{next: base, onRequest: cfg.OnRequest},
 		RequestTimeout:     timeout,
 		// Retries of a failed call belong to the reconcile loop's backoff, which also
 		// records the failure in status; a hidden retry here would only delay that.
@@ -61,22 +58,18 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opensearch client for %s: %w", cfg.Endpoint, err)
 	}
-	return &Client{os: c, requests: counter}, nil
+	return &Client{os: c}, nil
 }
 
-// Requests is the number of HTTP requests this client has sent.
-func (c *Client) Requests() uint64 { return c.requests.Load() }
-
-type countingTransport struct {
-	next  http.RoundTripper
-	count *atomic.Uint64
-	hook  func()
+// observedTransport calls onRequest for every request it sends.
+type observedTransport struct {
+	next      http.RoundTripper
+	onRequest func()
 }
 
-func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.count.Add(1)
-	if t.hook != nil {
-		t.hook()
+func (t observedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.onRequest != nil {
+		t.onRequest()
 	}
 	return t.next.RoundTrip(r)
 }

@@ -14,15 +14,10 @@ type NodeStats struct {
 	// SearcherCompleted counts tasks finished on the index_searcher pool (one per slice of
 	// a concurrent search).
 	SearcherCompleted int64
-	SearcherActive    int
-	SearcherQueue     int
-	// QueryTotal and QueryTimeMillis are the search query phase counters over all indexes.
-	QueryTotal      int64
-	QueryTimeMillis int64
 }
 
-// NodeStats reads process CPU, processor counts, the index_searcher pool and query counters
-// of every node, in two requests.
+// NodeStats reads process CPU, processor counts and the index_searcher pool of every node,
+// in two requests.
 func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
 	var stats struct {
 		Nodes map[string]struct {
@@ -32,19 +27,11 @@ func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
 				} `json:"cpu"`
 			} `json:"process"`
 			ThreadPool map[string]struct {
-				Active    int   `json:"active"`
-				Queue     int   `json:"queue"`
 				Completed int64 `json:"completed"`
 			} `json:"thread_pool"`
-			Indices struct {
-				Search struct {
-					QueryTotal        int64 `json:"query_total"`
-					QueryTimeInMillis int64 `json:"query_time_in_millis"`
-				} `json:"search"`
-			} `json:"indices"`
 		} `json:"nodes"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/_nodes/stats/process,thread_pool,indices?filter_path=nodes.*.process.cpu,nodes.*.thread_pool.index_searcher,nodes.*.indices.search.query_total,nodes.*.indices.search.query_time_in_millis", nil, &stats); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/_nodes/stats/process,thread_pool?filter_path=nodes.*.process.cpu,nodes.*.thread_pool.index_searcher", nil, &stats); err != nil {
 		return NodeStats{}, err
 	}
 	var info struct {
@@ -60,12 +47,7 @@ func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
 	var out NodeStats
 	for _, n := range stats.Nodes {
 		out.ProcessCPUMillis += n.Process.CPU.TotalInMillis
-		s := n.ThreadPool["index_searcher"]
-		out.SearcherCompleted += s.Completed
-		out.SearcherActive += s.Active
-		out.SearcherQueue += s.Queue
-		out.QueryTotal += n.Indices.Search.QueryTotal
-		out.QueryTimeMillis += n.Indices.Search.QueryTimeInMillis
+		out.SearcherCompleted += n.ThreadPool["index_searcher"].Completed
 	}
 	for _, n := range info.Nodes {
 		out.Processors += n.OS.AvailableProcessors
