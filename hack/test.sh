@@ -7,7 +7,22 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT_DIR"
 
 node="test-$$"
-trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true' EXIT
+
+# A test binary that panics exits without running its clean-up, orphaning the etcd and
+# kube-apiserver envtest started for it. Those orphans (our own binaries, parent gone) are
+# stopped by PID when the run ends.
+stop_orphaned_control_planes() {
+  local pid exe pids=()
+  for pid in $(pgrep -P 1 -f "$BIN_DIR/k8s/" 2>/dev/null); do
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+    case "$exe" in "$BIN_DIR"/k8s/*) log "stopping orphaned $(basename "$exe") (pid $pid)"; pids+=("$pid") ;; esac
+  done
+  ((${#pids[@]})) || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  sleep 3
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true; stop_orphaned_control_planes' EXIT
 started=$(bash hack/opensearch.sh start "$node")
 echo "$started" | sed 's/^/[opensearch] /'
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')

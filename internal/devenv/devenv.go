@@ -76,6 +76,9 @@ func StartControlPlane(root string) (*ControlPlane, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// Start may fail after etcd and the apiserver are up (a CRD the apiserver refuses):
+		// stop what did start rather than leave it running.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
 	return &ControlPlane{Env: env, Config: cfg}, nil
