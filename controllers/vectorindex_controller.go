@@ -476,8 +476,7 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 // once it succeeded; until then the index stays and the condition says why.
 func (r *VectorIndexReconciler) finalSnapshot(ctx context.Context, run *indexRun) error {
 	repo := run.vi.Spec.SnapshotRepository
-	uid := strings.ReplaceAll(string(run.vi.UID), "-", "")
-	name := fmt.Sprintf("%s-final-%s", run.name, uid[:min(8, len(uid))])
+	name := fmt.Sprintf("%s-final-%s", run.name, shortUID(run.vi.UID))
 	info, err := run.os.GetSnapshot(ctx, repo, name)
 	switch {
 	case opensearch.IsNotFound(err):

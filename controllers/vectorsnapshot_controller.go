@@ -176,8 +176,14 @@ func (r *VectorSnapshotReconciler) indexNames(ctx context.Context, vs *v1alpha1.
 // snapshotName is unique per object: the name plus part of the UID, lower case as
 // OpenSearch requires.
 func snapshotName(vs *v1alpha1.VectorSnapshot) string {
-	uid := strings.ReplaceAll(string(vs.UID), "-", "")
-	return strings.ToLower(fmt.Sprintf("%s-%s", vs.Name, uid[:min(8, len(uid))]))
+	return strings.ToLower(fmt.Sprintf("%s-%s", vs.Name, shortUID(vs.UID)))
+}
+
+// shortUID is the first 8 hex digits of an object's UID: enough to keep OpenSearch names
+// of different objects with the same name apart.
+func shortUID(uid types.UID) string {
+	s := strings.ReplaceAll(string(uid), "-", "")
+	return s[:min(8, len(s))]
 }
 
 // finalize deletes the snapshot from the repository, then lets the object go. If the
