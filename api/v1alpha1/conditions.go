@@ -7,6 +7,8 @@ const (
 	ConditionDegraded    = "Degraded"
 	// ConditionTuned: the autotuner has chosen and applied a slice count.
 	ConditionTuned = "Tuned"
+	// ConditionScheduled: every pod of a managed cluster has a node.
+	ConditionScheduled = "Scheduled"
 )
 
 // Condition reasons. Every condition carries one; they are part of the API users alert on.
@@ -30,6 +32,10 @@ const (
 	ReasonTuned             = "Tuned"
 	ReasonBenchmarkMissing  = "BenchmarkMissing"
 	ReasonBenchmarkInvalid  = "BenchmarkInvalid"
+	ReasonUnschedulable     = "Unschedulable"
+	ReasonPodsStarting      = "PodsStarting"
+	ReasonRollingRestart    = "RollingRestart"
+	ReasonRolloutBlocked    = "RolloutBlocked"
 )
 
 // LocalObjectReference names an object in the same namespace.

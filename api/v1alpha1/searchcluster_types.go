@@ -1,17 +1,209 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // SearchClusterSpec declares an OpenSearch cluster with the k-NN plugin that indexes are
 // placed on.
-// +kubebuilder:validation:XValidation:rule="has(self.external)",message="spec.external is required: only external clusters are supported in this version"
+// +kubebuilder:validation:XValidation:rule="has(self.external) != has(self.managed)",message="exactly one of spec.external and spec.managed must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.managed) == has(oldSelf.managed)",message="a SearchCluster cannot switch between spec.managed and spec.external"
 type SearchClusterSpec struct {
 	// external is an OpenSearch endpoint the operator only talks to: a managed service, a
 	// cluster from the OpenSearch Helm chart or another operator.
 	// +optional
 	External *ExternalCluster `json:"external,omitempty"`
+
+	// managed is an OpenSearch cluster the operator runs: node pools as StatefulSets.
+	// +optional
+	Managed *ManagedCluster `json:"managed,omitempty"`
+}
+
+// ManagedCluster is an OpenSearch cluster with k-NN that the operator runs and rolls.
+// +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'cluster_manager' in p.roles)",message="spec.managed.nodePools: at least one pool must have the cluster_manager role",fieldPath=".nodePools"
+// +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'data' in p.roles)",message="spec.managed.nodePools: at least one pool must have the data role",fieldPath=".nodePools"
+type ManagedCluster struct {
+	// version is the OpenSearch version, e.g. 3.6.0. It is also the image tag unless image is set.
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	Version string `json:"version"`
+
+	// image is the OpenSearch image with the k-NN plugin; default
+	// opensearchproject/opensearch:<version>.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// nodePools are groups of nodes with the same roles, hardware and settings.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	NodePools []NodePool `json:"nodePools"`
+
+	// search holds cluster-wide search defaults that indexes inherit.
+	// +optional
+	Search *ClusterSearch `json:"search,omitempty"`
+
+	// updateStrategy bounds rolling restarts.
+	// +optional
+	UpdateStrategy UpdateStrategy `json:"updateStrategy,omitempty"`
+}
+
+// NodeRole is an OpenSearch node role.
+// +kubebuilder:validation:Enum=cluster_manager;data;ingest;search;warm
+type NodeRole string
+
+// Node roles.
+const (
+	RoleClusterManager NodeRole = "cluster_manager"
+	RoleData           NodeRole = "data"
+	RoleIngest         NodeRole = "ingest"
+	RoleSearch         NodeRole = "search"
+	RoleWarm           NodeRole = "warm"
+)
+
+// SIMDLevel is the CPU instruction set a pool's vector code runs with.
+// +kubebuilder:validation:Enum=auto;avx2;avx512;avx512_spr;neon
+type SIMDLevel string
+
+// SIMD levels; auto lets the k-NN plugin pick the best the CPU has.
+const (
+	SIMDAuto      SIMDLevel = "auto"
+	SIMDAVX2      SIMDLevel = "avx2"
+	SIMDAVX512    SIMDLevel = "avx512"
+	SIMDAVX512SPR SIMDLevel = "avx512_spr"
+	SIMDNEON      SIMDLevel = "neon"
+)
+
+// NodePool is a StatefulSet of OpenSearch nodes.
+// +kubebuilder:validation:XValidation:rule="!('search' in self.roles) || self.roles.all(r, r == 'search')",message="spec.managed.nodePools[].roles: the search role cannot be combined with other roles",fieldPath=".roles"
+type NodePool struct {
+	// name of the pool; pods are named <cluster>-<pool>-<ordinal>.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=24
+	Name string `json:"name"`
+
+	// roles of the pool's nodes.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=5
+	Roles []NodeRole `json:"roles"`
+
+	// replicas is the number of nodes.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// resources of the OpenSearch container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// storage is the data volume claimed per node. Without it data lives in an emptyDir and
+	// is lost when a pod is replaced: for benchmarks and development only.
+	// +optional
+	Storage *PoolStorage `json:"storage,omitempty"`
+
+	// jvm sets the heap and extra JVM options.
+	// +optional
+	JVM *JVMOptions `json:"jvm,omitempty"`
+
+	// simd pins the pool to nodes whose CPUs have this instruction set and makes the k-NN
+	// plugin load exactly that library variant.
+	// +kubebuilder:default=auto
+	// +optional
+	SIMD SIMDLevel `json:"simd,omitempty"`
+
+	// instanceTypes restricts the pool to these node.kubernetes.io/instance-type values.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	// +optional
+	InstanceTypes []string `json:"instanceTypes,omitempty"`
+
+	// instanceFamilies restricts the pool to these karpenter.k8s.aws/instance-family values.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	// +optional
+	InstanceFamilies []string `json:"instanceFamilies,omitempty"`
+
+	// nodeSelector is added to the pods' node selector.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// topologySpreadConstraints of the pods; their labelSelector should match the pool's
+	// labels vectorpilot.io/cluster and vectorpilot.io/pool.
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// additionalConfig are opensearch.yml settings. Settings the operator owns (cluster and
+	// node identity, discovery, paths, network, roles, k-NN library variant) are refused.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['cluster.name', 'node.name', 'node.roles', 'network.host', 'path.data', 'discovery.seed_hosts', 'cluster.initial_cluster_manager_nodes', 'knn.faiss.avx2.disabled', 'knn.faiss.avx512.disabled', 'knn.faiss.avx512_spr.disabled']) && !k.startsWith('node.attr.vectorpilot'))",message="spec.managed.nodePools[].additionalConfig must not set settings the operator owns (cluster.name, node.name, node.roles, network.host, path.data, discovery, knn.faiss.*.disabled)"
+	// +optional
+	AdditionalConfig map[string]string `json:"additionalConfig,omitempty"`
+}
+
+// PoolStorage is the PersistentVolumeClaim template of a pool.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.managed.nodePools[].storage is immutable: a StatefulSet cannot change its volume claims"
+type PoolStorage struct {
+	// size of each node's volume.
+	Size resource.Quantity `json:"size"`
+	// storageClassName of the claims; the cluster default when empty.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// JVMOptions of a pool.
+type JVMOptions struct {
+	// heap is -Xms and -Xmx, e.g. 4g. Default: half the container memory limit (or request),
+	// at most 31g so compressed object pointers stay on; 1g without either.
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]*[mg]$`
+	// +optional
+	Heap string `json:"heap,omitempty"`
+	// extraOptions are appended to the JVM options.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +optional
+	ExtraOptions []string `json:"extraOptions,omitempty"`
+}
+
+// ClusterSearch holds cluster-wide search defaults.
+type ClusterSearch struct {
+	// concurrentSegmentSearch sets the cluster default of concurrent segment search.
+	// +optional
+	ConcurrentSegmentSearch *ClusterConcurrentSegmentSearch `json:"concurrentSegmentSearch,omitempty"`
+}
+
+// ClusterConcurrentSegmentSearch is search.concurrent_segment_search.mode and
+// search.concurrent.max_slice_count for the whole cluster.
+type ClusterConcurrentSegmentSearch struct {
+	// mode: auto (k-NN and aggregation queries go concurrent), all or none.
+	// +kubebuilder:validation:Enum=auto;all;none
+	// +optional
+	Mode string `json:"mode,omitempty"`
+	// maxSliceCount is the default slice count; 0 lets Lucene slice.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxSliceCount *int32 `json:"maxSliceCount,omitempty"`
+}
+
+// UpdateStrategy bounds rolling restarts.
+type UpdateStrategy struct {
+	// maxUnavailable is how many nodes may be down at once during a rolling restart.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxUnavailable int32 `json:"maxUnavailable,omitempty"`
 }
 
 // ExternalCluster is how the operator reaches a cluster it does not run.
@@ -54,18 +246,69 @@ type SearchClusterStatus struct {
 	// knnPluginVersion is the version of the k-NN plugin found on the nodes, empty when absent.
 	// +optional
 	KNNPluginVersion string `json:"knnPluginVersion,omitempty"`
-	// conditions: Ready, Degraded.
+	// endpoint is the URL the operator reaches a managed cluster at.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// initialClusterManagerNodes is the bootstrap voting configuration of a managed cluster,
+	// fixed on first reconcile so later scaling does not change the nodes' configuration.
+	// +optional
+	InitialClusterManagerNodes []string `json:"initialClusterManagerNodes,omitempty"`
+	// pools is what each node pool of a managed cluster runs.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Pools []NodePoolStatus `json:"pools,omitempty"`
+	// rollout is the state of a rolling restart of a managed cluster.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+	// conditions: Ready, Progressing, Degraded, and Scheduled for managed clusters.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// NodePoolStatus is what a node pool runs, as observed.
+type NodePoolStatus struct {
+	// name of the pool.
+	Name string `json:"name"`
+	// replicas is the number of pods that exist.
+	Replicas int32 `json:"replicas"`
+	// readyReplicas is the number of pods that are ready.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// updatedReplicas is the number of pods on the current configuration.
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+	// nodeSIMD is the best instruction set all the pool's Kubernetes nodes have, read from
+	// their labels (node-feature-discovery CPU labels, instance family, architecture);
+	// unknown when the labels do not tell.
+	// +optional
+	NodeSIMD string `json:"nodeSIMD,omitempty"`
+	// simd is the k-NN library variant the pool's nodes load: the requested level capped by
+	// what the nodes have.
+	// +optional
+	SIMD string `json:"simd,omitempty"`
+	// unschedulable is the scheduler's message for a pod of the pool it cannot place.
+	// +optional
+	Unschedulable string `json:"unschedulable,omitempty"`
+}
+
+// RolloutStatus says how far a rolling restart is and what holds it.
+type RolloutStatus struct {
+	// pendingPods is the number of pods still on an old configuration.
+	PendingPods int32 `json:"pendingPods"`
+	// blockedBy names the predicate that holds the next restart, empty when none does.
+	// +optional
+	BlockedBy string `json:"blockedBy,omitempty"`
+	// message explains the hold.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // SearchCluster is an OpenSearch cluster with the k-NN plugin.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sc,categories=vectorpilot
-// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.spec.external.endpoint`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -213,22 +214,92 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 	}
 }
 
+// validManaged is a managed cluster every invalid case below breaks in one way.
+func validManaged() *v1alpha1.ManagedCluster {
+	return &v1alpha1.ManagedCluster{
+		Version: "3.6.0",
+		NodePools: []v1alpha1.NodePool{
+			{Name: "managers", Roles: []v1alpha1.NodeRole{"cluster_manager"}, Replicas: 3},
+			{Name: "vectors", Roles: []v1alpha1.NodeRole{"data", "ingest"}, Replicas: 2, SIMD: "avx512_spr",
+				Storage: &v1alpha1.PoolStorage{Size: resource.MustParse("10Gi")}},
+		},
+	}
+}
+
 func TestInvalidSearchClustersAreRefused(t *testing.T) {
 	c := newClient(t)
+	ext := &v1alpha1.ExternalCluster{Endpoint: "https://opensearch.search.svc:9200"}
+	managed := func(edit func(*v1alpha1.ManagedCluster)) v1alpha1.SearchClusterSpec {
+		m := validManaged()
+		edit(m)
+		return v1alpha1.SearchClusterSpec{Managed: m}
+	}
 	cases := []struct {
 		name string
 		spec v1alpha1.SearchClusterSpec
 		want []string
 	}{
-		{"no external", v1alpha1.SearchClusterSpec{}, []string{"spec", "spec.external is required"}},
+		{"neither external nor managed", v1alpha1.SearchClusterSpec{}, []string{"spec", "exactly one of spec.external and spec.managed"}},
+		{"both external and managed", v1alpha1.SearchClusterSpec{External: ext, Managed: validManaged()}, []string{"spec", "exactly one of spec.external and spec.managed"}},
 		{"ftp endpoint", v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "ftp://opensearch:9200"}}, []string{"spec.external.endpoint", "http:// or https:// URL"}},
 		{"empty endpoint", v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{}}, []string{"spec.external.endpoint"}},
+		{"bad version", managed(func(m *v1alpha1.ManagedCluster) { m.Version = "latest" }), []string{"spec.managed.version"}},
+		{"no pools", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools = nil }), []string{"spec.managed.nodePools"}},
+		{"no cluster manager", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools = m.NodePools[1:] }), []string{"spec.managed.nodePools", "cluster_manager role"}},
+		{"no data pool", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools = m.NodePools[:1] }), []string{"spec.managed.nodePools", "data role"}},
+		{"duplicate pool", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Name = "managers" }), []string{"spec.managed.nodePools[1]", "Duplicate value"}},
+		{"bad pool name", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[0].Name = "Managers_1" }), []string{"spec.managed.nodePools[0].name"}},
+		{"unknown role", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Roles = []v1alpha1.NodeRole{"data", "ml"} }), []string{"spec.managed.nodePools[1].roles[1]", "Unsupported value"}},
+		{"search role mixed", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Roles = []v1alpha1.NodeRole{"data", "search"} }), []string{"spec.managed.nodePools[1].roles", "search role cannot be combined"}},
+		{"unknown simd", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].SIMD = "sse4" }), []string{"spec.managed.nodePools[1].simd", "Unsupported value"}},
+		{"zero replicas", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Replicas = -1 }), []string{"spec.managed.nodePools[1].replicas"}},
+		{"bad heap", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].JVM = &v1alpha1.JVMOptions{Heap: "4GB"} }), []string{"spec.managed.nodePools[1].jvm.heap"}},
+		{"owned setting", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"knn.faiss.avx512.disabled": "true"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "settings the operator owns"}},
+		{"max unavailable zero", managed(func(m *v1alpha1.ManagedCluster) { m.UpdateStrategy.MaxUnavailable = -1 }), []string{"spec.managed.updateStrategy.maxUnavailable"}},
+		{"bad segment search mode", managed(func(m *v1alpha1.ManagedCluster) {
+			m.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "sometimes"}}
+		}), []string{"spec.managed.search.concurrentSegmentSearch.mode"}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bad-%d", i), Namespace: "default"}, Spec: tc.spec}
 			expectRefused(t, c.Create(context.Background(), sc), tc.want)
 		})
+	}
+}
+
+// TestSearchClusterTransitions: storage and the managed/external choice are fixed; pools,
+// versions and settings change by rolling.
+func TestSearchClusterTransitions(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	create := func(name string) *v1alpha1.SearchCluster {
+		sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: v1alpha1.SearchClusterSpec{Managed: validManaged()}}
+		if err := c.Create(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	sc := create("storage-fixed")
+	sc.Spec.Managed.NodePools[1].Storage.Size = resource.MustParse("20Gi")
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].storage", "immutable"})
+
+	sc = create("mode-fixed")
+	sc.Spec = v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "http://opensearch:9200"}}
+	expectRefused(t, c.Update(ctx, sc), []string{"spec", "cannot switch between spec.managed and spec.external"})
+
+	sc = create("rolls")
+	sc.Spec.Managed.Version = "3.7.0"
+	sc.Spec.Managed.NodePools[1].SIMD = "avx2"
+	sc.Spec.Managed.NodePools[1].Replicas = 4
+	sc.Spec.Managed.NodePools[1].AdditionalConfig = map[string]string{"knn.algo_param.index_thread_qty": "2"}
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatalf("allowed change refused: %v", err)
+	}
+	if sc.Spec.Managed.UpdateStrategy.MaxUnavailable != 1 || sc.Spec.Managed.NodePools[0].SIMD != "auto" {
+		t.Errorf("defaults not applied: maxUnavailable %d, simd %q", sc.Spec.Managed.UpdateStrategy.MaxUnavailable, sc.Spec.Managed.NodePools[0].SIMD)
 	}
 }
 

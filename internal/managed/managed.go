@@ -1,0 +1,414 @@
+// Package managed builds the Kubernetes objects of a managed SearchCluster: per node pool a
+// StatefulSet, a headless Service, a ConfigMap with opensearch.yml and a
+// PodDisruptionBudget; one client Service per cluster. The builders are pure: the same
+// SearchCluster gives the same objects, so applying them again changes nothing.
+package managed
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/simd"
+)
+
+// Labels and annotations on the objects.
+const (
+	ClusterLabel        = "vectorpilot.io/cluster"
+	PoolLabel           = "vectorpilot.io/pool"
+	ClusterManagerLabel = "vectorpilot.io/cluster-manager"
+	DataLabel           = "vectorpilot.io/data"
+	// ConfigHashAnnotation on the pod template changes whenever opensearch.yml, the JVM
+	// options or the image change, so the StatefulSet gets a new revision to roll to.
+	ConfigHashAnnotation = "vectorpilot.io/config-hash"
+	// VersionAnnotation is the OpenSearch version of a pod, for upgrade ordering.
+	VersionAnnotation = "vectorpilot.io/version"
+)
+
+// Ports and paths of the OpenSearch container.
+const (
+	HTTPPort      = 9200
+	TransportPort = 9300
+	homeDir       = "/usr/share/opensearch"
+	dataDir       = homeDir + "/data"
+	configFile    = "opensearch.yml"
+	// maxCompressedOopsHeapGi keeps the heap under the compressed-oops limit.
+	maxCompressedOopsHeapGi = 31
+)
+
+// DefaultImage is the image of a version when spec.managed.image is empty.
+func DefaultImage(version string) string { return "opensearchproject/opensearch:" + version }
+
+// PoolName is the name of a pool's StatefulSet, headless Service and pods' prefix.
+func PoolName(sc *v1alpha1.SearchCluster, pool string) string { return sc.Name + "-" + pool }
+
+// ConfigName is the name of a pool's ConfigMap.
+func ConfigName(sc *v1alpha1.SearchCluster, pool string) string {
+	return PoolName(sc, pool) + "-config"
+}
+
+// ClientServiceName is the name of the Service clients and the operator use.
+func ClientServiceName(sc *v1alpha1.SearchCluster) string { return sc.Name }
+
+// Endpoint is the in-cluster URL of the client Service.
+func Endpoint(sc *v1alpha1.SearchCluster) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d", ClientServiceName(sc), sc.Namespace, HTTPPort)
+}
+
+// ClusterSelector selects every pod of the cluster.
+func ClusterSelector(sc *v1alpha1.SearchCluster) map[string]string {
+	return map[string]string{ClusterLabel: sc.Name}
+}
+
+// PoolSelector selects the pods of one pool.
+func PoolSelector(sc *v1alpha1.SearchCluster, pool string) map[string]string {
+	return map[string]string{ClusterLabel: sc.Name, PoolLabel: pool}
+}
+
+func hasRole(p v1alpha1.NodePool, r v1alpha1.NodeRole) bool { return slices.Contains(p.Roles, r) }
+
+// IsClusterManager says whether the pool's nodes are cluster-manager eligible.
+func IsClusterManager(p v1alpha1.NodePool) bool { return hasRole(p, v1alpha1.RoleClusterManager) }
+
+// InitialClusterManagerNodes are the pod names of every cluster-manager pool: the voting
+// configuration the cluster bootstraps with.
+func InitialClusterManagerNodes(sc *v1alpha1.SearchCluster) []string {
+	var out []string
+	for _, p := range sc.Spec.Managed.NodePools {
+		if !IsClusterManager(p) {
+			continue
+		}
+		for i := range p.Replicas {
+			out = append(out, fmt.Sprintf("%s-%d", PoolName(sc, p.Name), i))
+		}
+	}
+	return out
+}
+
+func labels(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]string {
+	l := map[string]string{
+		"app.kubernetes.io/name":       "opensearch",
+		"app.kubernetes.io/instance":   sc.Name,
+		"app.kubernetes.io/component":  p.Name,
+		"app.kubernetes.io/managed-by": "vectorpilot",
+		ClusterLabel:                   sc.Name,
+		PoolLabel:                      p.Name,
+		ClusterManagerLabel:            fmt.Sprint(IsClusterManager(p)),
+		DataLabel:                      fmt.Sprint(hasRole(p, v1alpha1.RoleData)),
+	}
+	return l
+}
+
+// Config is a pool's opensearch.yml. initialManagers is the recorded bootstrap
+// configuration (status.initialClusterManagerNodes), so scaling later changes no config.
+func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string) (string, error) {
+	m := sc.Spec.Managed
+	settings := map[string]any{
+		"cluster.name":                          sc.Name,
+		"node.name":                             "${NODE_NAME}",
+		"node.roles":                            p.Roles,
+		"network.host":                          "0.0.0.0",
+		"path.data":                             dataDir,
+		"discovery.seed_hosts":                  seedHosts(sc),
+		"cluster.initial_cluster_manager_nodes": initialManagers,
+		"node.attr.vectorpilot_pool":            p.Name,
+		"node.attr.vectorpilot_simd":            string(simdOf(p)),
+		// The security plugin needs certificates and users the operator does not manage
+		// yet; see the README's managed-cluster section.
+		"plugins.security.disabled": "true",
+	}
+	for k, v := range simd.KNNSettings(simdOf(p)) {
+		settings[k] = v
+	}
+	if s := m.Search; s != nil && s.ConcurrentSegmentSearch != nil {
+		if mode := s.ConcurrentSegmentSearch.Mode; mode != "" {
+			settings["search.concurrent_segment_search.mode"] = mode
+		}
+		if n := s.ConcurrentSegmentSearch.MaxSliceCount; n != nil {
+			settings["search.concurrent.max_slice_count"] = fmt.Sprint(*n)
+		}
+	}
+	for k, v := range p.AdditionalConfig {
+		settings[k] = v
+	}
+	out, err := yaml.Marshal(settings)
+	return string(out), err
+}
+
+func simdOf(p v1alpha1.NodePool) v1alpha1.SIMDLevel {
+	if p.SIMD == "" {
+		return v1alpha1.SIMDAuto
+	}
+	return p.SIMD
+}
+
+// seedHosts are the headless Services of the cluster-manager pools; they publish
+// not-ready addresses so nodes find each other before any is ready.
+func seedHosts(sc *v1alpha1.SearchCluster) []string {
+	var out []string
+	for _, p := range sc.Spec.Managed.NodePools {
+		if IsClusterManager(p) {
+			out = append(out, fmt.Sprintf("%s.%s.svc", PoolName(sc, p.Name), sc.Namespace))
+		}
+	}
+	return out
+}
+
+// JavaOptions is OPENSEARCH_JAVA_OPTS of a pool: heap, the SIMD level's options, then the
+// user's.
+func JavaOptions(p v1alpha1.NodePool) string {
+	heap := Heap(p)
+	opts := []string{"-Xms" + heap, "-Xmx" + heap}
+	opts = append(opts, simd.JVMOptions(simdOf(p))...)
+	if p.JVM != nil {
+		opts = append(opts, p.JVM.ExtraOptions...)
+	}
+	return strings.Join(opts, " ")
+}
+
+// Heap is the pool's heap size: spec.jvm.heap, else half the container memory (limit, else
+// request) capped at 31g, else 1g.
+func Heap(p v1alpha1.NodePool) string {
+	if p.JVM != nil && p.JVM.Heap != "" {
+		return p.JVM.Heap
+	}
+	mem, ok := p.Resources.Limits[corev1.ResourceMemory]
+	if !ok {
+		mem, ok = p.Resources.Requests[corev1.ResourceMemory]
+	}
+	if !ok {
+		return "1g"
+	}
+	mib := mem.Value() / 2 / (1 << 20)
+	switch {
+	case mib >= maxCompressedOopsHeapGi<<10:
+		return fmt.Sprintf("%dg", maxCompressedOopsHeapGi)
+	case mib < 256:
+		return "256m"
+	default:
+		return fmt.Sprintf("%dm", mib)
+	}
+}
+
+// ConfigHash fingerprints everything a restart is needed for.
+func ConfigHash(image, config, javaOpts string) string {
+	h := sha256.Sum256([]byte(image + "\x00" + config + "\x00" + javaOpts))
+	return hex.EncodeToString(h[:8])
+}
+
+// Image is the cluster's OpenSearch image.
+func Image(sc *v1alpha1.SearchCluster) string {
+	if img := sc.Spec.Managed.Image; img != "" {
+		return img
+	}
+	return DefaultImage(sc.Spec.Managed.Version)
+}
+
+// Pool is the objects of one node pool.
+type Pool struct {
+	ConfigMap   *corev1.ConfigMap
+	Headless    *corev1.Service
+	StatefulSet *appsv1.StatefulSet
+	PDB         *policyv1.PodDisruptionBudget
+}
+
+// Objects are every object of a managed cluster, in apply order.
+func Objects(sc *v1alpha1.SearchCluster, initialManagers []string) ([]Pool, *corev1.Service, error) {
+	var pools []Pool
+	for _, p := range sc.Spec.Managed.NodePools {
+		pool, err := BuildPool(sc, p, initialManagers)
+		if err != nil {
+			return nil, nil, err
+		}
+		pools = append(pools, pool)
+	}
+	return pools, ClientService(sc), nil
+}
+
+// BuildPool builds the objects of pool p.
+func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string) (Pool, error) {
+	config, err := Config(sc, p, initialManagers)
+	if err != nil {
+		return Pool{}, err
+	}
+	name := PoolName(sc, p.Name)
+	l := labels(sc, p)
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigName(sc, p.Name), Namespace: sc.Namespace, Labels: l},
+		Data:       map[string]string{configFile: config},
+	}
+	headless := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 PoolSelector(sc, p.Name),
+			Ports: []corev1.ServicePort{
+				{Name: "http", Port: HTTPPort, TargetPort: intstr.FromString("http")},
+				{Name: "transport", Port: TransportPort, TargetPort: intstr.FromString("transport")},
+			},
+		},
+	}
+	maxUnavailable := sc.Spec.Managed.UpdateStrategy.MaxUnavailable
+	if maxUnavailable < 1 {
+		maxUnavailable = 1
+	}
+	pdb := &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
+			Selector:       &metav1.LabelSelector{MatchLabels: PoolSelector(sc, p.Name)},
+		},
+	}
+	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: statefulSet(sc, p, name, l, config), PDB: pdb}, nil
+}
+
+func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l map[string]string, config string) *appsv1.StatefulSet {
+	image := Image(sc)
+	javaOpts := JavaOptions(p)
+	podLabels := map[string]string{}
+	for k, v := range l {
+		podLabels[k] = v
+	}
+	volumes := []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: ConfigName(sc, p.Name)}}}}}
+	var claims []corev1.PersistentVolumeClaim
+	if s := p.Storage; s != nil {
+		claims = append(claims, corev1.PersistentVolumeClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: l},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: s.StorageClassName,
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.Size}},
+			},
+		})
+	} else {
+		volumes = append(volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
+	container := corev1.Container{
+		Name:  "opensearch",
+		Image: image,
+		Env: []corev1.EnvVar{
+			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "OPENSEARCH_JAVA_OPTS", Value: javaOpts},
+			// The image installs demo certificates and the security plugin unless told not to.
+			{Name: "DISABLE_INSTALL_DEMO_CONFIG", Value: "true"},
+			{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"},
+		},
+		Ports: []corev1.ContainerPort{
+			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
+			{Name: "transport", ContainerPort: TransportPort, Protocol: corev1.ProtocolTCP},
+		},
+		Resources: p.Resources,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "config", MountPath: homeDir + "/config/" + configFile, SubPath: configFile, ReadOnly: true},
+			{Name: "data", MountPath: dataDir},
+		},
+		// Started: the HTTP port answers. Ready: the node has joined a cluster with an
+		// elected cluster manager (local=true asks this node only).
+		StartupProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}},
+			PeriodSeconds:    5,
+			FailureThreshold: 120,
+		},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/_cluster/health?local=true", Port: intstr.FromString("http")}},
+			PeriodSeconds:    5,
+			TimeoutSeconds:   3,
+			FailureThreshold: 3,
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			RunAsNonRoot:             ptr.To(true),
+		},
+	}
+	affinity := &corev1.Affinity{
+		NodeAffinity: simd.NodeAffinity(simdOf(p), simd.Pins{InstanceTypes: p.InstanceTypes, InstanceFamilies: p.InstanceFamilies}),
+		// Spread a pool's nodes over hosts where possible: two copies of a shard on one
+		// host are one failure.
+		PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				TopologyKey:   corev1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: PoolSelector(sc, p.Name)},
+			},
+		}}},
+	}
+	return &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(p.Replicas),
+			ServiceName: name,
+			Selector:    &metav1.LabelSelector{MatchLabels: PoolSelector(sc, p.Name)},
+			// All cluster-manager nodes must start together to elect; ordered start-up
+			// would wait forever for pod 0 to be ready.
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			// The operator restarts pods itself, one at a time behind its predicates.
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			// Data volumes outlive the cluster object unless the user deletes them.
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			VolumeClaimTemplates: claims,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: podLabels,
+					Annotations: map[string]string{
+						ConfigHashAnnotation: ConfigHash(image, config, javaOpts),
+						VersionAnnotation:    sc.Spec.Managed.Version,
+					},
+				},
+				Spec: corev1.PodSpec{
+					Containers:                    []corev1.Container{container},
+					Volumes:                       volumes,
+					Affinity:                      affinity,
+					NodeSelector:                  p.NodeSelector,
+					Tolerations:                   p.Tolerations,
+					TopologySpreadConstraints:     p.TopologySpreadConstraints,
+					TerminationGracePeriodSeconds: ptr.To[int64](120),
+					EnableServiceLinks:            ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsUser:      ptr.To[int64](1000),
+						RunAsGroup:     ptr.To[int64](1000),
+						FSGroup:        ptr.To[int64](1000),
+						RunAsNonRoot:   ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+				},
+			},
+		},
+	}
+}
+
+// ClientService is the cluster's one Service for HTTP clients and the operator.
+func ClientService(sc *v1alpha1.SearchCluster) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: ClientServiceName(sc), Namespace: sc.Namespace, Labels: map[string]string{
+			"app.kubernetes.io/name": "opensearch", "app.kubernetes.io/instance": sc.Name,
+			"app.kubernetes.io/managed-by": "vectorpilot", ClusterLabel: sc.Name}},
+		Spec: corev1.ServiceSpec{
+			Selector: ClusterSelector(sc),
+			Ports:    []corev1.ServicePort{{Name: "http", Port: HTTPPort, TargetPort: intstr.FromString("http")}},
+		},
+	}
+}

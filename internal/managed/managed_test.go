@@ -1,0 +1,163 @@
+package managed
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+func sample() *v1alpha1.SearchCluster {
+	return &v1alpha1.SearchCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "vec", Namespace: "search"},
+		Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+			Version: "3.6.0",
+			Search:  &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "auto", MaxSliceCount: ptr.To[int32](2)}},
+			NodePools: []v1alpha1.NodePool{
+				{Name: "cm", Roles: []v1alpha1.NodeRole{"cluster_manager"}, Replicas: 3, SIMD: "auto"},
+				{Name: "spr", Roles: []v1alpha1.NodeRole{"data", "ingest"}, Replicas: 2, SIMD: "avx2",
+					Storage:   &v1alpha1.PoolStorage{Size: resource.MustParse("50Gi"), StorageClassName: ptr.To("gp3")},
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")}},
+					JVM:       &v1alpha1.JVMOptions{ExtraOptions: []string{"-XX:+AlwaysPreTouch"}},
+					AdditionalConfig: map[string]string{"knn.memory.circuit_breaker.limit": "60%"}},
+			},
+		}},
+	}
+}
+
+func TestConfig(t *testing.T) {
+	sc := sample()
+	managers := InitialClusterManagerNodes(sc)
+	if got := strings.Join(managers, ","); got != "vec-cm-0,vec-cm-1,vec-cm-2" {
+		t.Fatalf("initial cluster managers %s", got)
+	}
+	cfg, err := Config(sc, sc.Spec.Managed.NodePools[1], managers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal([]byte(cfg), &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"cluster.name":                          "vec",
+		"node.roles":                            "[data ingest]",
+		"discovery.seed_hosts":                  "[vec-cm.search.svc]",
+		"cluster.initial_cluster_manager_nodes": "[vec-cm-0 vec-cm-1 vec-cm-2]",
+		"knn.faiss.avx2.disabled":               "false",
+		"knn.faiss.avx512.disabled":             "true",
+		"knn.faiss.avx512_spr.disabled":         "true",
+		"search.concurrent_segment_search.mode": "auto",
+		"search.concurrent.max_slice_count":     "2",
+		"knn.memory.circuit_breaker.limit":      "60%",
+		"node.attr.vectorpilot_simd":            "avx2",
+	} {
+		if s := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(toString(got[k]), "\n", " "), "  ", " ")); s != want {
+			t.Errorf("%s = %q, want %q", k, s, want)
+		}
+	}
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = toString(p)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case string:
+		return x
+	default:
+		b, _ := yaml.Marshal(x)
+		return string(b)
+	}
+}
+
+func TestHeap(t *testing.T) {
+	for _, tc := range []struct {
+		pool v1alpha1.NodePool
+		want string
+	}{
+		{v1alpha1.NodePool{}, "1g"},
+		{v1alpha1.NodePool{JVM: &v1alpha1.JVMOptions{Heap: "3g"}}, "3g"},
+		{v1alpha1.NodePool{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")}}}, "8192m"},
+		{v1alpha1.NodePool{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("3Gi")}}}, "1536m"},
+		{v1alpha1.NodePool{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Gi")}}}, "31g"},
+		{v1alpha1.NodePool{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}}, "256m"},
+	} {
+		if got := Heap(tc.pool); got != tc.want {
+			t.Errorf("Heap(%+v) = %s, want %s", tc.pool.Resources, got, tc.want)
+		}
+	}
+}
+
+func TestStatefulSet(t *testing.T) {
+	sc := sample()
+	pools, client, err := Objects(sc, InitialClusterManagerNodes(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if client.Name != "vec" || client.Spec.Selector[ClusterLabel] != "vec" {
+		t.Errorf("client service %s selects %v", client.Name, client.Spec.Selector)
+	}
+	cm, data := pools[0].StatefulSet, pools[1].StatefulSet
+	if cm.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType || cm.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+		t.Errorf("cluster-manager pool: strategy %s, policy %s", cm.Spec.UpdateStrategy.Type, cm.Spec.PodManagementPolicy)
+	}
+	if cm.Spec.Template.Spec.Affinity.NodeAffinity != nil {
+		t.Error("auto pool without pins has a node affinity")
+	}
+	if len(cm.Spec.VolumeClaimTemplates) != 0 || cm.Spec.Template.Spec.Volumes[1].EmptyDir == nil {
+		t.Error("pool without storage must use an emptyDir")
+	}
+	if len(data.Spec.VolumeClaimTemplates) != 1 || *data.Spec.VolumeClaimTemplates[0].Spec.StorageClassName != "gp3" {
+		t.Error("pool with storage has no claim template of class gp3")
+	}
+	if data.Spec.Template.Spec.Affinity.NodeAffinity == nil {
+		t.Error("avx2 pool has no node affinity")
+	}
+	env := map[string]string{}
+	for _, e := range data.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if want := "-Xms8192m -Xmx8192m --add-modules=jdk.incubator.vector -XX:UseAVX=2 -XX:+AlwaysPreTouch"; env["OPENSEARCH_JAVA_OPTS"] != want {
+		t.Errorf("java opts %q, want %q", env["OPENSEARCH_JAVA_OPTS"], want)
+	}
+	if pools[1].PDB.Spec.MaxUnavailable.IntValue() != 1 {
+		t.Error("PDB maxUnavailable is not the default 1")
+	}
+
+	// The hash moves with anything that needs a restart, and only then.
+	hash := data.Spec.Template.Annotations[ConfigHashAnnotation]
+	again, _ := BuildPool(sc, sc.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc))
+	if again.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
+		t.Error("config hash is not deterministic")
+	}
+	for name, edit := range map[string]func(*v1alpha1.SearchCluster){
+		"additionalConfig": func(s *v1alpha1.SearchCluster) { s.Spec.Managed.NodePools[1].AdditionalConfig["x"] = "y" },
+		"simd":             func(s *v1alpha1.SearchCluster) { s.Spec.Managed.NodePools[1].SIMD = "avx512" },
+		"version":          func(s *v1alpha1.SearchCluster) { s.Spec.Managed.Version = "3.7.0" },
+		"heap":             func(s *v1alpha1.SearchCluster) { s.Spec.Managed.NodePools[1].JVM.Heap = "2g" },
+		"cluster search":   func(s *v1alpha1.SearchCluster) { s.Spec.Managed.Search.ConcurrentSegmentSearch.Mode = "all" },
+	} {
+		changed := sample()
+		edit(changed)
+		p, _ := BuildPool(changed, changed.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc))
+		if p.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] == hash {
+			t.Errorf("changing %s does not change the config hash", name)
+		}
+	}
+	scaled := sample()
+	scaled.Spec.Managed.NodePools[1].Replicas = 5
+	if p, _ := BuildPool(scaled, scaled.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc)); p.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
+		t.Error("scaling changes the config hash: it would restart every pod")
+	}
+}

@@ -1,0 +1,303 @@
+// Package simd is vectorpilot's one table of SIMD knowledge: which nodes have which vector
+// instruction set (by node-feature-discovery CPU labels, instance family and architecture),
+// how a node pool is pinned to them, which k-NN library variant a level loads, and the JVM
+// options Lucene's vector code needs for it.
+package simd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+// Node labels the table reads.
+const (
+	// ArchLabel is the well-known kubelet label with GOARCH.
+	ArchLabel = "kubernetes.io/arch"
+	// InstanceTypeLabel is the well-known cloud-provider label, e.g. c7i.2xlarge.
+	InstanceTypeLabel = "node.kubernetes.io/instance-type"
+	// InstanceFamilyLabel is Karpenter's AWS instance-family label, e.g. c7i. Karpenter
+	// provisions by it and does not know NFD labels, so families are the pin that also
+	// makes Karpenter launch the right machines.
+	InstanceFamilyLabel = "karpenter.k8s.aws/instance-family"
+	// CPUIDLabelPrefix prefixes node-feature-discovery's CPUID feature labels ("true").
+	CPUIDLabelPrefix = "feature.node.kubernetes.io/cpu-cpuid."
+)
+
+// Unknown is the observed level of a node whose labels do not tell.
+const Unknown = "unknown"
+
+// k-NN plugin settings that switch a faiss library variant off; static, read at start.
+const (
+	SettingAVX2Disabled      = "knn.faiss.avx2.disabled"
+	SettingAVX512Disabled    = "knn.faiss.avx512.disabled"
+	SettingAVX512SPRDisabled = "knn.faiss.avx512_spr.disabled"
+)
+
+// LuceneVectorModule lets Lucene use the Panama vector API for its SIMD distance code on
+// JDK 21 and later.
+const LuceneVectorModule = "--add-modules=jdk.incubator.vector"
+
+// Capability is what a SIMD level needs from a node and what it sets on the node.
+type Capability struct {
+	Level v1alpha1.SIMDLevel
+	// rank orders the x86 levels: a node with rank r runs every level with rank <= r.
+	rank int
+	// Arch is the GOARCH the level exists on.
+	Arch string
+	// CPUID are the node-feature-discovery features the k-NN plugin checks for the level
+	// (it reads the same flags from /proc/cpuinfo).
+	CPUID []string
+	// Families are AWS instance families whose every size has the level.
+	Families []string
+	// Disabled are the k-NN variant settings set to true so the plugin loads exactly this
+	// level's library even on a node that has a better one.
+	Disabled []string
+	// JVM are JVM options for the level: HotSpot's vector width follows -XX:UseAVX, and
+	// with it Lucene's preferred vector size.
+	JVM []string
+}
+
+// armFamilies are AWS Graviton families; all arm64 server CPUs have NEON.
+var armFamilies = []string{"c6g", "c6gd", "c6gn", "m6g", "m6gd", "r6g", "r6gd", "t4g", "x2gd", "im4gn", "is4gen",
+	"c7g", "c7gd", "c7gn", "m7g", "m7gd", "r7g", "r7gd", "c8g", "m8g", "r8g", "x8g"}
+
+// sprFamilies: Intel Sapphire Rapids and newer (AVX512-FP16, BF16, VPOPCNTDQ).
+var sprFamilies = []string{"c7i", "c7i-flex", "m7i", "m7i-flex", "r7i", "r7iz", "i7ie", "c8i", "m8i", "r8i"}
+
+// avx512Families: Skylake-SP, Cascade Lake, Ice Lake and AMD Zen 4/5 (AVX512 F, CD, VL, DQ, BW).
+var avx512Families = []string{"c5", "c5d", "c5n", "m5", "m5d", "m5dn", "m5n", "m5zn", "r5", "r5b", "r5d", "r5dn", "r5n", "z1d",
+	"c6i", "c6id", "c6in", "m6i", "m6id", "m6idn", "m6in", "r6i", "r6id", "r6idn", "r6in", "i4i", "x2idn", "x2iedn",
+	"c7a", "m7a", "r7a", "c8a", "m8a", "r8a"}
+
+// avx2Families: AMD Zen 1-3 and older Intel families without AVX-512.
+var avx2Families = []string{"c4", "m4", "r4", "t3", "t3a", "c5a", "c5ad", "m5a", "m5ad", "r5a", "r5ad", "c6a", "m6a", "r6a", "hpc6a"}
+
+var table = []Capability{
+	{Level: v1alpha1.SIMDAVX2, rank: 1, Arch: "amd64", CPUID: []string{"AVX2"},
+		Families: concat(avx2Families, avx512Families, sprFamilies),
+		Disabled: []string{SettingAVX512Disabled, SettingAVX512SPRDisabled},
+		JVM:      []string{"-XX:UseAVX=2"}},
+	{Level: v1alpha1.SIMDAVX512, rank: 2, Arch: "amd64", CPUID: []string{"AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW"},
+		Families: concat(avx512Families, sprFamilies),
+		Disabled: []string{SettingAVX512SPRDisabled},
+		JVM:      []string{"-XX:UseAVX=3"}},
+	{Level: v1alpha1.SIMDAVX512SPR, rank: 3, Arch: "amd64", CPUID: []string{"AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"},
+		Families: sprFamilies,
+		JVM:      []string{"-XX:UseAVX=3"}},
+	{Level: v1alpha1.SIMDNEON, Arch: "arm64", Families: armFamilies},
+}
+
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// For is the capability of a level; ok is false for auto, which has no requirement.
+func For(level v1alpha1.SIMDLevel) (Capability, bool) {
+	for _, c := range table {
+		if c.Level == level {
+			return c, true
+		}
+	}
+	return Capability{}, false
+}
+
+// Pins are a pool's own placement restrictions, added to every SIMD term.
+type Pins struct {
+	InstanceTypes    []string
+	InstanceFamilies []string
+}
+
+func (p Pins) requirements() []corev1.NodeSelectorRequirement {
+	var out []corev1.NodeSelectorRequirement
+	if len(p.InstanceTypes) > 0 {
+		out = append(out, in(InstanceTypeLabel, p.InstanceTypes...))
+	}
+	if len(p.InstanceFamilies) > 0 {
+		out = append(out, in(InstanceFamilyLabel, p.InstanceFamilies...))
+	}
+	return out
+}
+
+func in(key string, values ...string) corev1.NodeSelectorRequirement {
+	return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
+}
+
+// NodeAffinity is the required node affinity that places a pool on nodes with level. The
+// terms are alternatives: a node qualifies by its NFD CPU labels or by its instance family
+// (and, for NEON, by its architecture alone); the pool's pins restrict every term. Nil when
+// neither the level nor the pins restrict anything.
+func NodeAffinity(level v1alpha1.SIMDLevel, pins Pins) *corev1.NodeAffinity {
+	extra := pins.requirements()
+	var terms []corev1.NodeSelectorTerm
+	c, ok := For(level)
+	switch {
+	case !ok:
+		if len(extra) > 0 {
+			terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: extra})
+		}
+	case len(c.CPUID) == 0:
+		terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: append([]corev1.NodeSelectorRequirement{in(ArchLabel, c.Arch)}, extra...)})
+	default:
+		byCPUID := []corev1.NodeSelectorRequirement{in(ArchLabel, c.Arch)}
+		for _, f := range c.CPUID {
+			byCPUID = append(byCPUID, in(CPUIDLabelPrefix+f, "true"))
+		}
+		byFamily := []corev1.NodeSelectorRequirement{in(ArchLabel, c.Arch), in(InstanceFamilyLabel, c.Families...)}
+		terms = append(terms,
+			corev1.NodeSelectorTerm{MatchExpressions: append(byCPUID, extra...)},
+			corev1.NodeSelectorTerm{MatchExpressions: append(byFamily, extra...)})
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	return &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}
+}
+
+// KNNSettings are the opensearch.yml k-NN variant settings for level: every variant above
+// the level is disabled, the rest explicitly enabled, so the node loads exactly the level's
+// library. Auto and NEON leave the plugin's own choice.
+func KNNSettings(level v1alpha1.SIMDLevel) map[string]string {
+	out := map[string]string{SettingAVX2Disabled: "false", SettingAVX512Disabled: "false", SettingAVX512SPRDisabled: "false"}
+	if c, ok := For(level); ok {
+		for _, s := range c.Disabled {
+			out[s] = "true"
+		}
+	}
+	return out
+}
+
+// JVMOptions are the JVM options a pool of level needs: the vector module always, and the
+// HotSpot vector width that matches the level.
+func JVMOptions(level v1alpha1.SIMDLevel) []string {
+	out := []string{LuceneVectorModule}
+	if c, ok := For(level); ok {
+		out = append(out, c.JVM...)
+	}
+	return out
+}
+
+// Observe is the best level a node's labels show: NFD CPUID labels first (they are read
+// from the CPU), then the instance family, then the architecture for arm64; Unknown when
+// none tells.
+func Observe(labels map[string]string) string {
+	if labels[ArchLabel] == "arm64" {
+		return string(v1alpha1.SIMDNEON)
+	}
+	best := ""
+	for _, c := range table {
+		if c.Arch != "amd64" || !hasAll(labels, c.CPUID) {
+			continue
+		}
+		best = string(c.Level)
+	}
+	if best != "" {
+		return best
+	}
+	if fam := labels[InstanceFamilyLabel]; fam != "" {
+		for _, c := range table {
+			if slices.Contains(c.Families, fam) {
+				best = string(c.Level)
+			}
+		}
+		if best != "" {
+			return best
+		}
+	}
+	return Unknown
+}
+
+func hasAll(labels map[string]string, features []string) bool {
+	for _, f := range features {
+		if labels[CPUIDLabelPrefix+f] != "true" {
+			return false
+		}
+	}
+	return true
+}
+
+// Common is the best level every one of observed has: the lowest x86 level when all are
+// x86, neon when all are arm64, Unknown when any is unknown or they mix architectures.
+func Common(observed []string) string {
+	if len(observed) == 0 {
+		return ""
+	}
+	lowest := observed[0]
+	for _, o := range observed[1:] {
+		a, aok := For(v1alpha1.SIMDLevel(lowest))
+		b, bok := For(v1alpha1.SIMDLevel(o))
+		switch {
+		case !aok || !bok || a.Arch != b.Arch:
+			return Unknown
+		case b.rank < a.rank:
+			lowest = o
+		}
+	}
+	if _, ok := For(v1alpha1.SIMDLevel(lowest)); !ok {
+		return Unknown
+	}
+	return lowest
+}
+
+// Effective is the k-NN library variant a pool loads on nodes of level node: the requested
+// level when the nodes have it, the nodes' level for auto, and a description of the gap
+// otherwise (which required affinity should make impossible, unless node labels lie).
+func Effective(requested v1alpha1.SIMDLevel, node string) string {
+	if node == "" || node == Unknown {
+		if requested == v1alpha1.SIMDAuto || requested == "" {
+			return Unknown
+		}
+		return string(requested)
+	}
+	if requested == v1alpha1.SIMDAuto || requested == "" {
+		return node
+	}
+	r, _ := For(requested)
+	n, _ := For(v1alpha1.SIMDLevel(node))
+	if r.Arch != n.Arch || r.rank > n.rank {
+		return fmt.Sprintf("generic (nodes have %s, pool asks %s)", node, requested)
+	}
+	return string(requested)
+}
+
+// Describe is the README table of the levels, one Markdown row per level.
+func Describe() string {
+	var b strings.Builder
+	b.WriteString("| simd | arch | NFD CPUID labels (all \"true\") | AWS instance families (those of higher x86 levels qualify too) | k-NN settings set true | JVM options |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| auto | any | — | — | — | `%s` |\n", LuceneVectorModule)
+	for _, c := range table {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Level, c.Arch, code(c.CPUID), strings.Join(ownFamilies(c), ", "), code(c.Disabled), code(JVMOptions(c.Level)))
+	}
+	return b.String()
+}
+
+// ownFamilies are the families whose best level is c's.
+func ownFamilies(c Capability) []string {
+	var out []string
+	for _, f := range c.Families {
+		better := false
+		for _, o := range table {
+			better = better || (o.Arch == c.Arch && o.rank > c.rank && slices.Contains(o.Families, f))
+		}
+		if !better {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func code(items []string) string {
+	if len(items) == 0 {
+		return "—"
+	}
+	return "`" + strings.Join(items, "`, `") + "`"
+}

@@ -1,0 +1,175 @@
+package simd
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+func nfd(arch string, features ...string) map[string]string {
+	l := map[string]string{ArchLabel: arch}
+	for _, f := range features {
+		l[CPUIDLabelPrefix+f] = "true"
+	}
+	return l
+}
+
+var (
+	sprNode    = nfd("amd64", "AVX2", "AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW", "AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ")
+	zen4Node   = nfd("amd64", "AVX2", "AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW", "AVX512BF16", "AVX512VPOPCNTDQ")
+	avx2Node   = nfd("amd64", "AVX2")
+	armNode    = map[string]string{ArchLabel: "arm64"}
+	c7iNode    = map[string]string{ArchLabel: "amd64", InstanceFamilyLabel: "c7i", InstanceTypeLabel: "c7i.2xlarge"}
+	m6aNode    = map[string]string{ArchLabel: "amd64", InstanceFamilyLabel: "m6a", InstanceTypeLabel: "m6a.xlarge"}
+	c6iNode    = map[string]string{ArchLabel: "amd64", InstanceFamilyLabel: "c6i", InstanceTypeLabel: "c6i.large"}
+	bareX86    = map[string]string{ArchLabel: "amd64"}
+	sprNoAVX2  = nfd("amd64", "AVX512FP16") // partial labels: not SPR
+	graviton3  = map[string]string{ArchLabel: "arm64", InstanceFamilyLabel: "c7g"}
+	wrongArchF = map[string]string{ArchLabel: "arm64", InstanceFamilyLabel: "c7i"}
+)
+
+func TestObserve(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   string
+	}{
+		{"sapphire rapids by NFD", sprNode, "avx512_spr"},
+		{"zen4 by NFD has no FP16", zen4Node, "avx512"},
+		{"avx2 by NFD", avx2Node, "avx2"},
+		{"arm64", armNode, "neon"},
+		{"c7i by family", c7iNode, "avx512_spr"},
+		{"m6a by family", m6aNode, "avx2"},
+		{"c6i by family", c6iNode, "avx512"},
+		{"no labels", bareX86, Unknown},
+		{"partial NFD labels", sprNoAVX2, Unknown},
+		{"arch wins over a family label", wrongArchF, "neon"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Observe(tc.labels); got != tc.want {
+				t.Errorf("Observe = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNodeAffinity checks the affinity with the scheduler's own matcher against nodes of
+// every kind.
+func TestNodeAffinity(t *testing.T) {
+	nodes := map[string]map[string]string{"spr": sprNode, "zen4": zen4Node, "avx2": avx2Node, "arm": armNode, "c7i": c7iNode,
+		"m6a": m6aNode, "c6i": c6iNode, "bare": bareX86, "partial": sprNoAVX2, "graviton3": graviton3}
+	for _, tc := range []struct {
+		level v1alpha1.SIMDLevel
+		pins  Pins
+		want  []string
+	}{
+		{v1alpha1.SIMDAVX512SPR, Pins{}, []string{"c7i", "spr"}},
+		{v1alpha1.SIMDAVX512, Pins{}, []string{"c6i", "c7i", "spr", "zen4"}},
+		{v1alpha1.SIMDAVX2, Pins{}, []string{"avx2", "c6i", "c7i", "m6a", "spr", "zen4"}},
+		{v1alpha1.SIMDNEON, Pins{}, []string{"arm", "graviton3"}},
+		{v1alpha1.SIMDAuto, Pins{}, []string{"arm", "avx2", "bare", "c6i", "c7i", "graviton3", "m6a", "partial", "spr", "zen4"}},
+		{v1alpha1.SIMDAuto, Pins{InstanceFamilies: []string{"m6a"}}, []string{"m6a"}},
+		{v1alpha1.SIMDAVX2, Pins{InstanceTypes: []string{"c6i.large", "m6a.xlarge"}}, []string{"c6i", "m6a"}},
+		{v1alpha1.SIMDAVX512SPR, Pins{InstanceFamilies: []string{"c6i"}}, nil},
+	} {
+		t.Run(string(tc.level)+strings.Join(tc.pins.InstanceFamilies, ",")+strings.Join(tc.pins.InstanceTypes, ","), func(t *testing.T) {
+			aff := NodeAffinity(tc.level, tc.pins)
+			var sel *corev1.NodeSelector
+			if aff != nil {
+				sel = aff.RequiredDuringSchedulingIgnoredDuringExecution
+			}
+			var got []string
+			for _, name := range []string{"arm", "avx2", "bare", "c6i", "c7i", "graviton3", "m6a", "partial", "spr", "zen4"} {
+				node := &corev1.Node{}
+				node.Labels = nodes[name]
+				ok := true
+				if sel != nil {
+					m, err := nodeaffinity.NewNodeSelector(sel)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ok = m.Match(node)
+				}
+				if ok {
+					got = append(got, name)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("matches %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKNNSettingsAndJVM(t *testing.T) {
+	for _, tc := range []struct {
+		level    v1alpha1.SIMDLevel
+		disabled string
+		jvm      string
+	}{
+		{v1alpha1.SIMDAuto, "", LuceneVectorModule},
+		{v1alpha1.SIMDAVX2, "knn.faiss.avx512.disabled,knn.faiss.avx512_spr.disabled", LuceneVectorModule + " -XX:UseAVX=2"},
+		{v1alpha1.SIMDAVX512, "knn.faiss.avx512_spr.disabled", LuceneVectorModule + " -XX:UseAVX=3"},
+		{v1alpha1.SIMDAVX512SPR, "", LuceneVectorModule + " -XX:UseAVX=3"},
+		{v1alpha1.SIMDNEON, "", LuceneVectorModule},
+	} {
+		var disabled []string
+		settings := KNNSettings(tc.level)
+		for _, k := range []string{SettingAVX2Disabled, SettingAVX512Disabled, SettingAVX512SPRDisabled} {
+			if settings[k] == "true" {
+				disabled = append(disabled, k)
+			} else if settings[k] != "false" {
+				t.Errorf("%s: %s = %q, want explicit false", tc.level, k, settings[k])
+			}
+		}
+		if got := strings.Join(disabled, ","); got != tc.disabled {
+			t.Errorf("%s: disabled %q, want %q", tc.level, got, tc.disabled)
+		}
+		if got := strings.Join(JVMOptions(tc.level), " "); got != tc.jvm {
+			t.Errorf("%s: JVM %q, want %q", tc.level, got, tc.jvm)
+		}
+	}
+}
+
+func TestCommonAndEffective(t *testing.T) {
+	for _, tc := range []struct {
+		observed  []string
+		common    string
+		requested v1alpha1.SIMDLevel
+		effective string
+	}{
+		{[]string{"avx512_spr", "avx512_spr"}, "avx512_spr", v1alpha1.SIMDAVX512SPR, "avx512_spr"},
+		{[]string{"avx512_spr", "avx512"}, "avx512", v1alpha1.SIMDAuto, "avx512"},
+		{[]string{"avx512_spr", "avx2"}, "avx2", v1alpha1.SIMDAVX2, "avx2"},
+		{[]string{"avx512_spr"}, "avx512_spr", v1alpha1.SIMDAVX2, "avx2"},
+		{[]string{"neon", "neon"}, "neon", v1alpha1.SIMDNEON, "neon"},
+		{[]string{"neon", "avx2"}, Unknown, v1alpha1.SIMDAuto, Unknown},
+		{[]string{"avx2", Unknown}, Unknown, v1alpha1.SIMDAVX2, "avx2"},
+		{[]string{"avx2"}, "avx2", v1alpha1.SIMDAVX512, "generic (nodes have avx2, pool asks avx512)"},
+		{nil, "", v1alpha1.SIMDAuto, Unknown},
+	} {
+		common := Common(tc.observed)
+		if common != tc.common {
+			t.Errorf("Common(%v) = %q, want %q", tc.observed, common, tc.common)
+		}
+		if got := Effective(tc.requested, common); got != tc.effective {
+			t.Errorf("Effective(%s, %s) = %q, want %q", tc.requested, common, got, tc.effective)
+		}
+	}
+}
+
+// TestREADMEHasTheTable keeps the README's SIMD table the one this package generates.
+func TestREADMEHasTheTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), Describe()) {
+		t.Errorf("README.md lacks the current SIMD table; replace it with:\n%s", Describe())
+	}
+}
