@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"time"
@@ -16,6 +21,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters,verbs=get;list;watch
@@ -38,7 +44,9 @@ const KNNPluginName = "opensearch-knn"
 // ReasonKNNPluginMissing: the cluster answers but no node has the k-NN plugin.
 const ReasonKNNPluginMissing = "KNNPluginMissing"
 
-// Reconcile probes the cluster and records what it found; it runs again every poll interval.
+// Reconcile makes a managed cluster's objects match its spec, probes the cluster and
+// records what it found; it runs again every poll interval, and within seconds while pods
+// start or roll.
 func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var sc v1alpha1.SearchCluster
 	if err := r.Get(ctx, req.NamespacedName, &sc); err != nil {
@@ -48,7 +56,16 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := sc.Status.DeepCopy()
-	probeErr := r.probe(ctx, &sc)
+	var busy bool
+	var retry error
+	if sc.Spec.Managed != nil {
+		busy, retry = r.reconcileManaged(ctx, &sc)
+	} else {
+		sc.Status.Endpoint = sc.Spec.External.Endpoint
+		probe := r.probe(ctx, &sc)
+		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
+		retry = probe.retry
+	}
 	sc.Status.ObservedGeneration = sc.Generation
 	if !equality.Semantic.DeepEqual(before, &sc.Status) {
 		if err := r.Status().Update(ctx, &sc); err != nil {
@@ -58,23 +75,35 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			r.Recorder.Eventf(&sc, nil, "Normal", "Reachable", "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
 		}
 	}
-	if probeErr != nil {
-		return ctrl.Result{}, probeErr
+	switch {
+	case busy:
+		// Pods starting or rolling: pod events wake the reconcile too, but OpenSearch health
+		// changes do not.
+		return ctrl.Result{RequeueAfter: r.Options.RolloutPollInterval}, nil
+	case retry != nil:
+		return ctrl.Result{}, retry
 	}
 	return ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}, nil
 }
 
-// probe reads version, health and plugins, and sets the conditions from what it got. It
-// returns an error only when the probe should be retried on the backoff.
-func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.SearchCluster) error {
-	fail := func(err error) error {
+// probeResult is what probing OpenSearch found, as a condition state; retry is set when
+// the probe should be retried on the backoff.
+type probeResult struct {
+	state           conditions.State
+	reason, message string
+	retry           error
+}
+
+// probe reads version, health and plugins into status.
+func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.SearchCluster) probeResult {
+	fail := func(err error) probeResult {
 		f := classify(err)
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, f.reason, f.message)
 		sc.Status.Health = ""
+		res := probeResult{state: conditions.Degraded, reason: f.reason, message: f.message}
 		if f.transient {
-			return err
+			res.retry = err
 		}
-		return nil
+		return res
 	}
 	os, err := r.Resolver.ClientFor(ctx, sc)
 	if err != nil {
@@ -91,23 +120,35 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	sc.Status.Version, sc.Status.Health, sc.Status.Nodes, sc.Status.KNNPluginVersion = info.Version, info.Health, int32(info.Nodes), knn
 	switch {
 	case knn == "":
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, ReasonKNNPluginMissing, "no node of the cluster has the k-NN plugin")
+		return probeResult{state: conditions.Degraded, reason: ReasonKNNPluginMissing, message: "no node of the cluster has the k-NN plugin"}
 	case info.Health == "red":
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, "ClusterRed", "cluster health is red: some primary shards are unassigned")
-	default:
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Ready, v1alpha1.ReasonReconciled,
-			fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health))
+		return probeResult{state: conditions.Degraded, reason: "ClusterRed", message: "cluster health is red: some primary shards are unassigned"}
 	}
-	return nil
+	return probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled,
+		message: fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health)}
 }
 
 // SetupWithManager registers the reconciler.
 func (r *SearchClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.SearchCluster{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		// Pods belong to the StatefulSets; map them to their cluster by label.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podCluster)).
 		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
 		Named("searchcluster").
 		Complete(r)
+}
+
+func podCluster(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[managed.ClusterLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
 // rateLimiter backs off failed reconciles from 1s up to max, so a cluster that comes back

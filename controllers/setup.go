@@ -42,6 +42,15 @@ type Options struct {
 	// SnapshotTimeout is how long a snapshot may run before it is aborted and Failed: a
 	// snapshot whose object store went away can stay IN_PROGRESS indefinitely. Default 1h.
 	SnapshotTimeout time.Duration
+	// RolloutPollInterval is how often a managed cluster whose pods start or roll is
+	// looked at again. Default 5s.
+	RolloutPollInterval time.Duration
+	// ManagedEndpoint overrides the URL of managed clusters (default: their client
+	// Service), for running the operator outside the cluster and for tests.
+	ManagedEndpoint func(*v1alpha1.SearchCluster) string
+	// ClusterHealth overrides where rolling restarts read cluster health (default:
+	// OpenSearch), for tests that play the cluster.
+	ClusterHealth HealthSource
 }
 
 func (o Options) withDefaults() Options {
@@ -63,6 +72,9 @@ func (o Options) withDefaults() Options {
 	if o.SnapshotStartTimeout == 0 {
 		o.SnapshotStartTimeout = 5 * time.Minute
 	}
+	if o.RolloutPollInterval == 0 {
+		o.RolloutPollInterval = 5 * time.Second
+	}
 	if o.SnapshotTimeout == 0 {
 		o.SnapshotTimeout = time.Hour
 	}
@@ -73,7 +85,7 @@ func (o Options) withDefaults() Options {
 func Setup(mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	// Secrets are read directly, not cached: the operator needs only get on the few it is named.
-	resolver := &connect.Resolver{Reader: mgr.GetAPIReader()}
+	resolver := &connect.Resolver{Reader: mgr.GetAPIReader(), ManagedEndpoint: opts.ManagedEndpoint}
 	if err := mgr.Add(&observe.Collector{Reader: mgr.GetClient(), Resolver: resolver, Interval: opts.MetricsInterval}); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	// Reconcile errors are expected in fault tests; only the conditions they leave are asserted.
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
-	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch))
+	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.OpenSearch))
 }
 
 // fastOptions make the operator notice changes within seconds in tests.
@@ -51,6 +51,12 @@ type env struct {
 // test ends.
 func startOperator(t *testing.T) *env {
 	t.Helper()
+	return startOperatorWith(t, fastOptions)
+}
+
+// startOperatorWith is startOperator with options of the test's own.
+func startOperatorWith(t *testing.T, opts controllers.Options) *env {
+	t.Helper()
 	// Index names derive from the namespace; the run token keeps them apart from indexes
 	// an earlier run left on a shared node (which a new VectorIndex must treat as foreign).
 	ns := fmt.Sprintf("t%d-%s-%s", nsSeq.Add(1), runToken, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
@@ -58,7 +64,7 @@ func startOperator(t *testing.T) *env {
 		ns = ns[:50]
 	}
 	ns = strings.TrimRight(ns, "-")
-	k8s := testsupport.RunOperator(t, ns, "0", fastOptions)
+	k8s := testsupport.RunOperator(t, ns, "0", opts)
 	return &env{t: t, ctx: t.Context(), k8s: k8s, ns: ns}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
@@ -38,6 +39,9 @@ const (
 // Resolver builds and caches clients.
 type Resolver struct {
 	Reader client.Reader
+	// ManagedEndpoint is the URL of a managed cluster; nil means its client Service. Tests
+	// and out-of-cluster development point it elsewhere.
+	ManagedEndpoint func(*v1alpha1.SearchCluster) string
 
 	mu      sync.Mutex
 	clients map[types.NamespacedName]cached
@@ -50,9 +54,12 @@ type cached struct {
 
 // ClientFor returns the client for sc; an *Error when its Secrets are missing or malformed.
 func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*opensearch.Client, error) {
+	if sc.Spec.Managed != nil {
+		return r.cached(sc, opensearch.Config{Endpoint: r.Endpoint(sc)})
+	}
 	ext := sc.Spec.External
 	if ext == nil {
-		return nil, &Error{Reason: v1alpha1.ReasonClusterNotReady, Message: "SearchCluster " + sc.Name + " has no spec.external"}
+		return nil, &Error{Reason: v1alpha1.ReasonClusterNotReady, Message: "SearchCluster " + sc.Name + " has neither spec.external nor spec.managed"}
 	}
 	cfg := opensearch.Config{Endpoint: ext.Endpoint, InsecureSkipVerify: ext.InsecureSkipVerify}
 	if ref := ext.CredentialsSecretRef; ref != nil {
@@ -69,6 +76,23 @@ func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*
 		}
 		cfg.CACert = data[CAKey]
 	}
+	return r.cached(sc, cfg)
+}
+
+// Endpoint is the URL the operator reaches sc at.
+func (r *Resolver) Endpoint(sc *v1alpha1.SearchCluster) string {
+	switch {
+	case sc.Spec.Managed == nil:
+		return sc.Spec.External.Endpoint
+	case r.ManagedEndpoint != nil:
+		return r.ManagedEndpoint(sc)
+	default:
+		return managed.Endpoint(sc)
+	}
+}
+
+// cached returns the client of cfg for sc, building it when cfg changed.
+func (r *Resolver) cached(sc *v1alpha1.SearchCluster, cfg opensearch.Config) (*opensearch.Client, error) {
 	fp := fingerprint(cfg)
 	key := types.NamespacedName{Namespace: sc.Namespace, Name: sc.Name}
 	r.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -56,10 +57,15 @@ func KubeAssets(root string) (string, error) {
 	return dir, nil
 }
 
-// ControlPlane is a running kube-apiserver + etcd with the project's CRDs installed.
+// ControlPlane is a running kube-apiserver + etcd with the project's CRDs installed, and
+// optionally a kube-scheduler and kube-controller-manager.
 type ControlPlane struct {
 	Env    *envtest.Environment
 	Config *rest.Config
+	assets string
+	// components are the scheduler and controller-manager processes, stopped by PID.
+	components []*exec.Cmd
+	workDir    string
 }
 
 // StartControlPlane starts etcd and kube-apiserver from bin/ and installs the CRDs of
@@ -81,7 +87,56 @@ func StartControlPlane(root string) (*ControlPlane, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	return &ControlPlane{Env: env, Config: cfg}, nil
+	return &ControlPlane{Env: env, Config: cfg, assets: assets}, nil
+}
+
+// StartScheduling starts the real kube-scheduler and a kube-controller-manager running the
+// StatefulSet controller against the control plane, so StatefulSets get pods and pods get
+// nodes. There is no kubelet: Node objects are registered by the caller, and pods stay
+// unready until someone marks them. Logs go to <workDir>/<component>.log.
+func (c *ControlPlane) StartScheduling() error {
+	kubeconfig, err := c.AdminKubeconfig()
+	if err != nil {
+		return err
+	}
+	if c.workDir, err = os.MkdirTemp("", "vectorpilot-kube-*"); err != nil {
+		return err
+	}
+	path := filepath.Join(c.workDir, "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	for _, comp := range []struct {
+		name string
+		args []string
+	}{
+		{"kube-scheduler", []string{"--kubeconfig=" + path, "--authentication-kubeconfig=" + path, "--authorization-kubeconfig=" + path,
+			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0"}},
+		{"kube-controller-manager", []string{"--kubeconfig=" + path, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0",
+			"--controllers=statefulset-controller"}},
+	} {
+		logFile, err := os.Create(filepath.Join(c.workDir, comp.name+".log"))
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(filepath.Join(c.assets, comp.name), comp.args...)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		// If the test binary dies without its clean-up, the kernel stops the component.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		if err := cmd.Start(); err != nil {
+			logFile.Close()
+			return fmt.Errorf("starting %s: %w", comp.name, err)
+		}
+		logFile.Close()
+		c.components = append(c.components, cmd)
+	}
+	return nil
+}
+
+// Log is the log of a component StartScheduling started.
+func (c *ControlPlane) Log(component string) string {
+	out, _ := os.ReadFile(filepath.Join(c.workDir, component+".log"))
+	return string(out)
 }
 
 // AdminKubeconfig is a kubeconfig for a cluster-admin user of the control plane.
@@ -93,8 +148,17 @@ func (c *ControlPlane) AdminKubeconfig() ([]byte, error) {
 	return user.KubeConfig()
 }
 
-// Stop stops the apiserver and etcd.
-func (c *ControlPlane) Stop() error { return c.Env.Stop() }
+// Stop stops the scheduler and controller-manager by PID, then the apiserver and etcd.
+func (c *ControlPlane) Stop() error {
+	for _, cmd := range c.components {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	if c.workDir != "" {
+		os.RemoveAll(c.workDir)
+	}
+	return c.Env.Stop()
+}
 
 // Node is a local OpenSearch node with k-NN, run by hack/opensearch.sh.
 type Node struct {

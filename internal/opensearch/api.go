@@ -263,3 +263,19 @@ func KNNQuery(field string, vector []float32, k int) map[string]any {
 		"query":   map[string]any{"knn": map[string]any{field: map[string]any{"vector": vector, "k": k}}},
 	}
 }
+
+// ShardCopy is one shard copy as _cat/shards lists it.
+type ShardCopy struct {
+	Index  string `json:"index"`
+	Shard  string `json:"shard"`
+	PriRep string `json:"prirep"`
+	State  string `json:"state"`
+	Node   string `json:"node"`
+}
+
+// Shards lists every shard copy of the cluster and the node holding it.
+func (c *Client) Shards(ctx context.Context) ([]ShardCopy, error) {
+	var out []ShardCopy
+	err := c.do(ctx, http.MethodGet, "/_cat/shards?format=json&h=index,shard,prirep,state,node", nil, &out)
+	return out, err
+}

@@ -19,6 +19,8 @@ type Parts int
 const (
 	Kube Parts = 1 << iota
 	OpenSearch
+	// Scheduling adds the real kube-scheduler and kube-controller-manager to Kube.
+	Scheduling
 )
 
 // SharedNodeEnv names the environment variable with the URL of an OpenSearch node that
@@ -46,6 +48,11 @@ func Main(m *testing.M, parts Parts) int {
 			return fail(err)
 		}
 		defer controlPlane.Stop()
+		if parts&Scheduling != 0 {
+			if err := controlPlane.StartScheduling(); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if parts&OpenSearch != 0 {
 		nodeURL = os.Getenv(SharedNodeEnv)

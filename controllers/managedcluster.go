@@ -1,0 +1,355 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/internal/simd"
+)
+
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+
+// fieldOwner is the server-side apply field manager of the objects the operator builds.
+const fieldOwner = client.FieldOwner("vectorpilot")
+
+// HealthSource tells the rollout planner the cluster's health and, when it is yellow, where
+// every shard copy is. A zero Health means OpenSearch did not answer.
+type HealthSource interface {
+	Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health
+}
+
+// openSearchHealth reads health from the cluster itself.
+type openSearchHealth struct{ resolver *connect.Resolver }
+
+func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health {
+	os, err := h.resolver.ClientFor(ctx, sc)
+	if err != nil {
+		return rollout.Health{}
+	}
+	info, err := os.Info(ctx)
+	if err != nil {
+		return rollout.Health{}
+	}
+	out := rollout.Health{Status: info.Health}
+	if info.Health != "yellow" {
+		return out
+	}
+	shards, err := os.Shards(ctx)
+	if err != nil {
+		return rollout.Health{}
+	}
+	for _, s := range shards {
+		out.Shards = append(out.Shards, rollout.Shard{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p", State: s.State, Node: s.Node})
+	}
+	return out
+}
+
+// poolObservation is what the pods of a managed cluster show.
+type poolObservation struct {
+	pods    []rollout.Pod
+	desired int
+	ready   int
+	// missing pods the StatefulSets want that do not exist.
+	missing int
+	// settled: every StatefulSet has observed its spec, so outdated pods are known.
+	settled       bool
+	unschedulable []string
+	upgrade       bool
+}
+
+// reconcileManaged runs a managed cluster: record the bootstrap configuration, apply the
+// objects, observe the pods, probe OpenSearch, restart what is outdated, set conditions.
+// busy says pods are starting or rolling; err is retried on the backoff.
+func (r *SearchClusterReconciler) reconcileManaged(ctx context.Context, sc *v1alpha1.SearchCluster) (busy bool, err error) {
+	failed := func(err error) (bool, error) {
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, ReasonApplyFailed, err.Error())
+		return false, err
+	}
+	if err := r.recordBootstrap(ctx, sc); err != nil {
+		return false, err
+	}
+	sets, err := r.applyObjects(ctx, sc)
+	if err != nil {
+		return failed(err)
+	}
+	obs, err := r.observePools(ctx, sc, sets)
+	if err != nil {
+		return false, err
+	}
+	probe := r.probe(ctx, sc)
+	plan, err := r.rollOut(ctx, sc, obs)
+	if err != nil {
+		return false, err
+	}
+	setManagedConditions(sc, obs, plan, probe)
+	busy = obs.ready < obs.desired || plan.Pending > 0 || !obs.settled
+	return busy, probe.retry
+}
+
+// ReasonApplyFailed: the API server refused an object the operator built for a managed
+// cluster; the message is its answer.
+const ReasonApplyFailed = "ApplyFailed"
+
+// recordBootstrap fixes cluster.initial_cluster_manager_nodes in status before any pod
+// exists, so the configuration never changes with later scaling.
+func (r *SearchClusterReconciler) recordBootstrap(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	if len(sc.Status.InitialClusterManagerNodes) > 0 {
+		return nil
+	}
+	sc.Status.InitialClusterManagerNodes = managed.InitialClusterManagerNodes(sc)
+	sc.Status.Endpoint = r.Resolver.Endpoint(sc)
+	return r.Status().Update(ctx, sc)
+}
+
+// applyObjects server-side applies every object of the cluster and returns the applied
+// StatefulSets by pool name.
+func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster) (map[string]*appsv1.StatefulSet, error) {
+	pools, svc, err := managed.Objects(sc, sc.Status.InitialClusterManagerNodes)
+	if err != nil {
+		return nil, err
+	}
+	sets := map[string]*appsv1.StatefulSet{}
+	if err := r.apply(ctx, sc, svc); err != nil {
+		return nil, err
+	}
+	for i, p := range pools {
+		for _, obj := range []client.Object{p.ConfigMap, p.Headless, p.PDB, p.StatefulSet} {
+			if err := r.apply(ctx, sc, obj); err != nil {
+				return nil, err
+			}
+		}
+		sets[sc.Spec.Managed.NodePools[i].Name] = p.StatefulSet
+	}
+	return sets, nil
+}
+
+// apply server-side applies obj owned by sc and reads the result back into obj.
+func (r *SearchClusterReconciler) apply(ctx context.Context, sc *v1alpha1.SearchCluster, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(sc, obj, r.Scheme()); err != nil {
+		return err
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	delete(content, "status")
+	u := &unstructured.Unstructured{Object: pruneNulls(content).(map[string]any)}
+	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), fieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
+}
+
+// pruneNulls drops null values (unset timestamps and the like) so the apply claims only
+// fields the builder sets.
+func pruneNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = pruneNulls(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = pruneNulls(e)
+		}
+	}
+	return v
+}
+
+// observePools reads the pods and their nodes into status.pools and the planner's view.
+func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1.SearchCluster, sets map[string]*appsv1.StatefulSet) (poolObservation, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		return poolObservation{}, err
+	}
+	obs := poolObservation{settled: true}
+	sc.Status.Pools = nil
+	for _, pool := range sc.Spec.Managed.NodePools {
+		sts := sets[pool.Name]
+		status := v1alpha1.NodePoolStatus{Name: pool.Name}
+		settled := sts.Status.ObservedGeneration >= sts.Generation && sts.Status.UpdateRevision != ""
+		obs.settled = obs.settled && settled
+		var levels []string
+		existing := 0
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			if pod.Labels[managed.PoolLabel] != pool.Name {
+				continue
+			}
+			existing++
+			ready := podReady(pod)
+			outdated := settled && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision
+			status.Replicas++
+			if ready {
+				status.ReadyReplicas++
+			}
+			if !outdated && settled {
+				status.UpdatedReplicas++
+			}
+			if msg := unschedulable(pod); msg != "" {
+				status.Unschedulable = msg
+			}
+			if pod.Spec.NodeName != "" {
+				level, err := r.nodeSIMD(ctx, pod.Spec.NodeName)
+				if err != nil {
+					return poolObservation{}, err
+				}
+				levels = append(levels, level)
+			}
+			obs.upgrade = obs.upgrade || (outdated && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
+			obs.pods = append(obs.pods, rollout.Pod{
+				Name: pod.Name, Pool: pool.Name, Ordinal: ordinal(pod.Name), ClusterManager: managed.IsClusterManager(pool),
+				Ready: ready, Terminating: pod.DeletionTimestamp != nil, Outdated: outdated,
+			})
+		}
+		if status.Unschedulable != "" {
+			obs.unschedulable = append(obs.unschedulable, pool.Name+": "+status.Unschedulable)
+		}
+		status.NodeSIMD = simd.Common(levels)
+		status.SIMD = simd.Effective(pool.SIMD, status.NodeSIMD)
+		if len(levels) == 0 {
+			status.SIMD = ""
+		}
+		obs.desired += int(pool.Replicas)
+		obs.ready += int(status.ReadyReplicas)
+		if missing := int(pool.Replicas) - existing; missing > 0 {
+			obs.missing += missing
+		}
+		sc.Status.Pools = append(sc.Status.Pools, status)
+	}
+	return obs, nil
+}
+
+// nodeSIMD is the SIMD level a node's labels show. Nodes are read as metadata only: the
+// labels are all the operator needs, and caching whole Node objects would cost memory in
+// proportion to the cluster.
+func (r *SearchClusterReconciler) nodeSIMD(ctx context.Context, name string) (string, error) {
+	node := &metav1.PartialObjectMetadata{}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	if err := r.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return simd.Unknown, nil
+		}
+		return "", err
+	}
+	return simd.Observe(node.Labels), nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// unschedulable is the scheduler's message for a pod it could not place.
+func unschedulable(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+func ordinal(podName string) int {
+	n, _ := strconv.Atoi(podName[strings.LastIndex(podName, "-")+1:])
+	return n
+}
+
+// rollOut deletes the outdated pods the predicates allow; their StatefulSet recreates them
+// on the new revision.
+func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.SearchCluster, obs poolObservation) (rollout.Plan, error) {
+	pending := 0
+	for _, p := range obs.pods {
+		if p.Outdated {
+			pending++
+		}
+	}
+	if pending == 0 {
+		sc.Status.Rollout = nil
+		return rollout.Plan{}, nil
+	}
+	plan := rollout.Decide(rollout.State{
+		Pods:           obs.pods,
+		Missing:        obs.missing,
+		MaxUnavailable: int(max(sc.Spec.Managed.UpdateStrategy.MaxUnavailable, 1)),
+		VersionUpgrade: obs.upgrade,
+		Health:         r.health().Health(ctx, sc),
+	})
+	for _, name := range plan.Restart {
+		pod := &corev1.Pod{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: name}, pod); err != nil {
+			return plan, client.IgnoreNotFound(err)
+		}
+		// The UID precondition makes sure a pod recreated meanwhile is not deleted too.
+		if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return plan, err
+		}
+		r.Recorder.Eventf(sc, pod, corev1.EventTypeNormal, "RollingRestart", "Restart", "Restarting %s onto the new configuration", name)
+	}
+	sc.Status.Rollout = &v1alpha1.RolloutStatus{PendingPods: int32(plan.Pending), BlockedBy: plan.BlockedBy, Message: plan.Reason}
+	return plan, nil
+}
+
+func (r *SearchClusterReconciler) health() HealthSource {
+	if r.Options.ClusterHealth != nil {
+		return r.Options.ClusterHealth
+	}
+	return openSearchHealth{resolver: r.Resolver}
+}
+
+// setManagedConditions: unschedulable pods first (they need a person or an autoscaler),
+// then pods starting, then a rollout, then what OpenSearch itself says.
+func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult) {
+	scheduled := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReconciled,
+		Message: "every pod has a node", ObservedGeneration: sc.Generation}
+	if len(obs.unschedulable) > 0 {
+		sort.Strings(obs.unschedulable)
+		scheduled.Status, scheduled.Reason, scheduled.Message = metav1.ConditionFalse, v1alpha1.ReasonUnschedulable,
+			"no node can take pods of pool "+strings.Join(obs.unschedulable, "; pool ")
+	}
+	meta.SetStatusCondition(&sc.Status.Conditions, scheduled)
+	switch {
+	case len(obs.unschedulable) > 0:
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, scheduled.Message)
+	case obs.ready < obs.desired:
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonPodsStarting, fmt.Sprintf("%d of %d pods ready", obs.ready, obs.desired))
+	case plan.Pending > 0:
+		msg := fmt.Sprintf("%d pods to restart onto the new configuration", plan.Pending)
+		if plan.BlockedBy != "" {
+			msg += fmt.Sprintf("; waiting on %s (%s)", plan.BlockedBy, plan.Reason)
+		}
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonRollingRestart, msg)
+	default:
+		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
+	}
+}

@@ -1,0 +1,426 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+// machines are the Node objects the placement tests register: what real clusters label
+// their nodes with, by node-feature-discovery, Karpenter or the kubelet.
+var machines = map[string]map[string]string{
+	// Sapphire Rapids by instance family only (Karpenter-provisioned, no NFD yet).
+	"spr-c7i-1": {simd.InstanceFamilyLabel: "c7i", simd.InstanceTypeLabel: "c7i.2xlarge"},
+	// Sapphire Rapids by NFD labels only (on-premises).
+	"spr-nfd-1": cpuid("AVX2", "AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW", "AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"),
+	// Ice Lake: AVX-512 but not SPR.
+	"avx512-c6i-1": {simd.InstanceFamilyLabel: "c6i", simd.InstanceTypeLabel: "c6i.2xlarge"},
+	// AMD Zen 3 and an NFD-labelled AVX2-only machine.
+	"avx2-m6a-1": {simd.InstanceFamilyLabel: "m6a", simd.InstanceTypeLabel: "m6a.2xlarge"},
+	"avx2-nfd-1": cpuid("AVX2"),
+	// Graviton.
+	"arm-c7g-1": {simd.ArchLabel: "arm64", simd.InstanceFamilyLabel: "c7g", simd.InstanceTypeLabel: "c7g.2xlarge"},
+	"arm-c7g-2": {simd.ArchLabel: "arm64", simd.InstanceFamilyLabel: "c7g", simd.InstanceTypeLabel: "c7g.2xlarge"},
+}
+
+func cpuid(features ...string) map[string]string {
+	l := map[string]string{}
+	for _, f := range features {
+		l[simd.CPUIDLabelPrefix+f] = "true"
+	}
+	return l
+}
+
+var registerNodes sync.Once
+
+// ensureNodes registers the machines once per run: Ready, 8 CPUs and 32Gi allocatable.
+func ensureNodes(e *env) {
+	registerNodes.Do(func() {
+		for name, extra := range machines {
+			labels := map[string]string{simd.ArchLabel: "amd64", corev1.LabelHostname: name, corev1.LabelOSStable: "linux"}
+			for k, v := range extra {
+				labels[k] = v
+			}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+			e.create(node)
+			resources := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+			node.Status = corev1.NodeStatus{
+				Capacity: resources, Allocatable: resources,
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now()}},
+			}
+			if err := e.k8s.Status().Update(e.ctx, node); err != nil {
+				e.t.Fatal(err)
+			}
+			// Admission taints new nodes not-ready; the node lifecycle controller would lift
+			// the taint once the node reports Ready. Here the test is that controller.
+			node.Spec.Taints = nil
+			if err := e.k8s.Update(e.ctx, node); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	})
+}
+
+func pool(name string, level v1alpha1.SIMDLevel, replicas int32, roles ...v1alpha1.NodeRole) v1alpha1.NodePool {
+	return v1alpha1.NodePool{Name: name, Roles: roles, Replicas: replicas, SIMD: level,
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")}}}
+}
+
+func (e *env) pods(sc *v1alpha1.SearchCluster) []corev1.Pod {
+	var pods corev1.PodList
+	if err := e.k8s.List(e.ctx, &pods, client.InNamespace(e.ns), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		e.t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// TestManagedPoolsLandOnMatchingCPUs: the real scheduler places each pool's pods only on
+// nodes with its SIMD level, an unsatisfiable pool says so, and status shows the level the
+// nodes really have.
+func TestManagedPoolsLandOnMatchingCPUs(t *testing.T) {
+	opts := fastOptions
+	url := testsupport.OpenSearchURL(t)
+	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return url }
+	e := startOperatorWith(t, opts)
+	ensureNodes(e)
+
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "simd", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version: "3.6.0",
+		NodePools: []v1alpha1.NodePool{
+			pool("spr", v1alpha1.SIMDAVX512SPR, 2, "cluster_manager", "data"),
+			pool("avx2", v1alpha1.SIMDAVX2, 3, "data"),
+			pool("arm", v1alpha1.SIMDNEON, 2, "data"),
+			// Only Sapphire Rapids machines of a family this cluster lacks: nowhere to go.
+			func() v1alpha1.NodePool {
+				p := pool("r7iz", v1alpha1.SIMDAVX512SPR, 1, "data")
+				p.InstanceFamilies = []string{"r7iz"}
+				return p
+			}(),
+		},
+	}}}
+	e.create(sc)
+
+	want := map[string][]string{
+		"spr":  {"spr-c7i-1", "spr-nfd-1"},
+		"avx2": {"spr-c7i-1", "spr-nfd-1", "avx512-c6i-1", "avx2-m6a-1", "avx2-nfd-1"},
+		"arm":  {"arm-c7g-1", "arm-c7g-2"},
+	}
+	e.eventually(60*time.Second, func() (bool, string) {
+		bound := 0
+		for _, p := range e.pods(sc) {
+			pool := p.Labels[managed.PoolLabel]
+			if p.Spec.NodeName == "" {
+				continue
+			}
+			if !slices.Contains(want[pool], p.Spec.NodeName) {
+				t.Fatalf("pod %s of pool %s landed on %s, which lacks the pool's SIMD level", p.Name, pool, p.Spec.NodeName)
+			}
+			bound++
+		}
+		return bound == 7, fmt.Sprintf("%d of 7 schedulable pods bound", bound)
+	})
+	for _, p := range e.pods(sc) {
+		if p.Labels[managed.PoolLabel] == "r7iz" && p.Spec.NodeName != "" {
+			t.Fatalf("pod %s of the unsatisfiable pool was bound to %s", p.Name, p.Spec.NodeName)
+		}
+	}
+
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionScheduled, metav1.ConditionFalse, v1alpha1.ReasonUnschedulable, 30*time.Second)
+	msg := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionScheduled).Message
+	if !strings.Contains(msg, "r7iz") || !strings.Contains(msg, "node affinity") {
+		t.Errorf("Scheduled condition does not name the pool and the scheduler's reason: %q", msg)
+	}
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonUnschedulable, 10*time.Second)
+
+	pools := map[string]v1alpha1.NodePoolStatus{}
+	for _, p := range sc.Status.Pools {
+		pools[p.Name] = p
+	}
+	if p := pools["spr"]; p.NodeSIMD != "avx512_spr" || p.SIMD != "avx512_spr" || p.Replicas != 2 {
+		t.Errorf("spr pool status %+v, want nodeSIMD and simd avx512_spr, 2 replicas", p)
+	}
+	if p := pools["avx2"]; p.SIMD != "avx2" || !slices.Contains([]string{"avx2", "avx512", "avx512_spr"}, p.NodeSIMD) {
+		t.Errorf("avx2 pool status %+v, want simd avx2 on x86 nodes", p)
+	}
+	if p := pools["arm"]; p.NodeSIMD != "neon" || p.SIMD != "neon" {
+		t.Errorf("arm pool status %+v, want neon", p)
+	}
+	if p := pools["r7iz"]; p.Unschedulable == "" || p.SIMD != "" {
+		t.Errorf("r7iz pool status %+v, want an unschedulable message and no SIMD", p)
+	}
+	t.Logf("Scheduled=False: %s", msg)
+
+	// The objects: StatefulSets rolled by the operator, a client Service, the k-NN variant
+	// the pool asked for in its configuration.
+	var sts appsv1.StatefulSet
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "simd-avx2"}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType || !metav1.IsControlledBy(&sts, sc) {
+		t.Errorf("StatefulSet simd-avx2: strategy %s, controlled by the SearchCluster %v", sts.Spec.UpdateStrategy.Type, metav1.IsControlledBy(&sts, sc))
+	}
+	var cm corev1.ConfigMap
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "simd-avx2-config"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := cm.Data["opensearch.yml"]; !strings.Contains(cfg, "knn.faiss.avx512.disabled: \"true\"") || !strings.Contains(cfg, "simd-spr-0") {
+		t.Errorf("avx2 pool configuration lacks the variant pin or the bootstrap nodes:\n%s", cfg)
+	}
+	var svc corev1.Service
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "simd"}, &svc); err != nil {
+		t.Fatalf("client Service: %v", err)
+	}
+	if sc.Status.Version == "" || sc.Status.Endpoint != url {
+		t.Errorf("status version %q endpoint %q: the operator did not reach the cluster through its endpoint", sc.Status.Version, sc.Status.Endpoint)
+	}
+}
+
+// controlledHealth is the cluster health the rollout test plays.
+type controlledHealth struct {
+	mu     sync.Mutex
+	health rollout.Health
+}
+
+func (c *controlledHealth) Health(_ context.Context, _ *v1alpha1.SearchCluster) rollout.Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.health
+}
+
+func (c *controlledHealth) set(h rollout.Health) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.health = h
+}
+
+// kubelet plays the kubelet for a cluster's pods: a bound pod turns ready after startup,
+// a deleted pod goes away. It records every restart and the most pods ever unavailable.
+type kubelet struct {
+	e        *env
+	sc       *v1alpha1.SearchCluster
+	desired  int
+	startup  time.Duration
+	mu       sync.Mutex
+	restarts []string
+	// maxUnavailable and maxManagersDown are the worst seen.
+	maxUnavailable, maxManagersDown int
+}
+
+func (k *kubelet) run(stop <-chan struct{}) {
+	seen := map[string]bool{}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		pods := k.e.pods(k.sc)
+		available, managersDown := 0, 0
+		for i := range pods {
+			p := &pods[i]
+			ready := meta.IsStatusConditionTrue(podConditions(p), string(corev1.PodReady))
+			if p.DeletionTimestamp == nil && ready {
+				available++
+			} else if p.Labels[managed.ClusterManagerLabel] == "true" {
+				managersDown++
+			}
+		}
+		k.mu.Lock()
+		k.maxUnavailable = max(k.maxUnavailable, k.desired-available)
+		k.maxManagersDown = max(k.maxManagersDown, managersDown)
+		k.mu.Unlock()
+		for i := range pods {
+			p := &pods[i]
+			switch {
+			case p.DeletionTimestamp != nil:
+				if !seen[string(p.UID)] {
+					seen[string(p.UID)] = true
+					k.mu.Lock()
+					k.restarts = append(k.restarts, p.Name)
+					k.mu.Unlock()
+				}
+				_ = k.e.k8s.Delete(k.e.ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID})
+			case p.Spec.NodeName != "" && !meta.IsStatusConditionTrue(podConditions(p), string(corev1.PodReady)) && time.Since(p.CreationTimestamp.Time) > k.startup:
+				now := metav1.Now()
+				p.Status.Phase = corev1.PodRunning
+				p.Status.Conditions = []corev1.PodCondition{
+					{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+					{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+					{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+					{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				}
+				_ = k.e.k8s.Status().Update(k.e.ctx, p)
+			}
+		}
+	}
+}
+
+func podConditions(p *corev1.Pod) []metav1.Condition {
+	var out []metav1.Condition
+	for _, c := range p.Status.Conditions {
+		out = append(out, metav1.Condition{Type: string(c.Type), Status: metav1.ConditionStatus(c.Status)})
+	}
+	return out
+}
+
+// resetWorst forgets the unavailability of the cluster's first start.
+func (k *kubelet) resetWorst() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.maxUnavailable, k.maxManagersDown = 0, 0
+}
+
+func (k *kubelet) snapshot() ([]string, int, int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.restarts), k.maxUnavailable, k.maxManagersDown
+}
+
+// TestManagedRollingRestart: a configuration change restarts pods one at a time behind the
+// predicates; red health stalls it and says so; a yellow cluster whose candidates hold
+// the only copy of a shard stalls it on require_started_replica; a version upgrade
+// restarts every data pod before any cluster manager.
+func TestManagedRollingRestart(t *testing.T) {
+	health := &controlledHealth{health: rollout.Health{Status: "green"}}
+	opts := fastOptions
+	url := testsupport.OpenSearchURL(t)
+	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return url }
+	opts.ClusterHealth = health
+	opts.RolloutPollInterval = 500 * time.Millisecond
+	e := startOperatorWith(t, opts)
+	ensureNodes(e)
+
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "roll", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version: "3.6.0",
+		NodePools: []v1alpha1.NodePool{
+			pool("managers", v1alpha1.SIMDAuto, 3, "cluster_manager"),
+			pool("data", v1alpha1.SIMDAVX2, 3, "data", "ingest"),
+		},
+	}}}
+	e.create(sc)
+	k := &kubelet{e: e, sc: sc, desired: 6, startup: time.Second}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { k.run(stop); close(done) }()
+	t.Cleanup(func() { close(stop); <-done })
+
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+	if restarts, _, _ := k.snapshot(); len(restarts) != 0 {
+		t.Fatalf("pods restarted before any change: %v", restarts)
+	}
+	k.resetWorst()
+
+	// A configuration change: every pod must restart.
+	start := time.Now()
+	e.update(sc, func() {
+		sc.Spec.Managed.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "all"}}
+	})
+	e.eventually(30*time.Second, func() (bool, string) {
+		r, _, _ := k.snapshot()
+		return len(r) >= 2, fmt.Sprintf("restarts so far: %v", r)
+	})
+	// Red: the rollout holds and says which predicate holds it.
+	health.set(rollout.Health{Status: "red"})
+	e.eventually(20*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(sc), sc); err != nil {
+			t.Fatal(err)
+		}
+		r := sc.Status.Rollout
+		return r != nil && r.BlockedBy == "cluster_health", fmt.Sprintf("rollout %+v", r)
+	})
+	held, _, _ := k.snapshot()
+	progressing := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionProgressing)
+	if progressing == nil || progressing.Reason != v1alpha1.ReasonRollingRestart || !strings.Contains(progressing.Message, "cluster_health") {
+		t.Errorf("Progressing while held = %+v, want RollingRestart naming cluster_health", progressing)
+	}
+	time.Sleep(3 * time.Second)
+	if r, _, _ := k.snapshot(); len(r) != len(held) {
+		t.Errorf("pods restarted while the cluster was red: %v after %v", r, held)
+	}
+	// Yellow with every shard's only started copy on each node: held by require_started_replica.
+	var shards []rollout.Shard
+	for i, p := range e.pods(sc) {
+		shards = append(shards, rollout.Shard{Index: "vectors", Shard: fmt.Sprint(i), Primary: true, State: "STARTED", Node: p.Name})
+	}
+	health.set(rollout.Health{Status: "yellow", Shards: shards})
+	e.eventually(20*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(sc), sc); err != nil {
+			t.Fatal(err)
+		}
+		r := sc.Status.Rollout
+		return r != nil && r.BlockedBy == "require_started_replica", fmt.Sprintf("rollout %+v", r)
+	})
+	// Green again: the rollout finishes.
+	health.set(rollout.Health{Status: "green"})
+	waitRolledOut(e, sc, 90*time.Second)
+	restarts, worst, managersDown := k.snapshot()
+	t.Logf("config rollout: %d restarts in %s, order %v, at most %d pods unavailable, %d cluster managers down", len(restarts), time.Since(start).Round(time.Second), restarts, worst, managersDown)
+	if len(restarts) != 6 {
+		t.Errorf("%d restarts, want each of the 6 pods once: %v", len(restarts), restarts)
+	}
+	if worst > 1 || managersDown > 1 {
+		t.Errorf("maxUnavailable 1 exceeded: %d pods, %d cluster managers unavailable at once", worst, managersDown)
+	}
+
+	// A version upgrade: data pods first, then the cluster managers, still one at a time.
+	before := len(restarts)
+	k.resetWorst()
+	e.update(sc, func() { sc.Spec.Managed.Version = "3.6.1" })
+	waitRolledOut(e, sc, 90*time.Second)
+	restarts, worst, _ = k.snapshot()
+	upgrade := restarts[before:]
+	t.Logf("upgrade order: %v", upgrade)
+	if len(upgrade) != 6 {
+		t.Fatalf("%d restarts for the upgrade, want 6: %v", len(upgrade), upgrade)
+	}
+	for i, name := range upgrade {
+		if isManager := strings.Contains(name, "-managers-"); isManager != (i >= 3) {
+			t.Errorf("upgrade restarted %s at step %d: data pods must all go before cluster managers (%v)", name, i, upgrade)
+		}
+	}
+	if worst > 1 {
+		t.Errorf("maxUnavailable 1 exceeded during the upgrade: %d", worst)
+	}
+	for _, p := range e.pods(sc) {
+		if p.Annotations[managed.VersionAnnotation] != "3.6.1" {
+			t.Errorf("pod %s still on version %s", p.Name, p.Annotations[managed.VersionAnnotation])
+		}
+	}
+}
+
+// waitRolledOut waits until no pod is pending restart and the cluster is Ready.
+func waitRolledOut(e *env, sc *v1alpha1.SearchCluster, timeout time.Duration) {
+	e.t.Helper()
+	e.eventually(timeout, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(sc), sc); err != nil {
+			e.t.Fatal(err)
+		}
+		ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+		updated := true
+		for _, p := range sc.Status.Pools {
+			updated = updated && p.UpdatedReplicas == p.Replicas && p.ReadyReplicas == p.Replicas
+		}
+		return sc.Status.Rollout == nil && updated && ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == sc.Generation,
+			fmt.Sprintf("rollout %+v, pools %+v, ready %+v", sc.Status.Rollout, sc.Status.Pools, ready)
+	})
+}
+
+var _ controllers.HealthSource = (*controlledHealth)(nil)
