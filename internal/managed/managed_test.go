@@ -23,9 +23,9 @@ func sample() *v1alpha1.SearchCluster {
 			NodePools: []v1alpha1.NodePool{
 				{Name: "cm", Roles: []v1alpha1.NodeRole{"cluster_manager"}, Replicas: 3, SIMD: "auto"},
 				{Name: "spr", Roles: []v1alpha1.NodeRole{"data", "ingest"}, Replicas: 2, SIMD: "avx2",
-					Storage:   &v1alpha1.PoolStorage{Size: resource.MustParse("50Gi"), StorageClassName: ptr.To("gp3")},
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")}},
-					JVM:       &v1alpha1.JVMOptions{ExtraOptions: []string{"-XX:+AlwaysPreTouch"}},
+					Storage:          &v1alpha1.PoolStorage{Size: resource.MustParse("50Gi"), StorageClassName: ptr.To("gp3")},
+					Resources:        corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")}},
+					JVM:              &v1alpha1.JVMOptions{ExtraOptions: []string{"-XX:+AlwaysPreTouch"}},
 					AdditionalConfig: map[string]string{"knn.memory.circuit_breaker.limit": "60%"}},
 			},
 		}},
