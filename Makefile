@@ -7,7 +7,7 @@ OPENSEARCH_VERSION ?= 3.6.0
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -35,6 +35,11 @@ manifests: tools
 dashboards:
 	go run ./cmd/vectorpilot dashboards --out dashboards
 	hack/sync-chart.sh
+
+## schemas: the strict JSON Schemas kubeconform validates with, from the pinned apiserver
+## with the CRDs installed (test/conform checks they are current)
+schemas: tools real-parts manifests
+	UPDATE_SCHEMAS=1 go test -count=1 -run TestShippedSchemasAreCurrent ./test/conform
 
 ## generate: deepcopy code for the API types
 generate: tools

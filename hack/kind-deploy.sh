@@ -17,4 +17,8 @@ kubectl create namespace search --dry-run=client -o yaml | kubectl apply -f -
 sed 's|http://127.0.0.1:9200|http://opensearch.opensearch.svc:9200|' config/samples/vectorpilot_v1alpha1_searchcluster.yaml | kubectl -n search apply -f -
 kubectl -n search apply -f config/samples/vectorpilot_v1alpha1_vectorindex.yaml
 kubectl -n search wait --for=condition=Ready vectorindex/products --timeout=180s
+# A managed cluster whose pools the scheduler pins to the SIMD-labelled workers.
+kubectl apply -f hack/kind/searchcluster-managed.yaml
+kubectl -n search wait --for=condition=Ready searchcluster/vectors-managed --timeout=600s
 kubectl -n search get searchclusters,vectorindices
+kubectl -n search get pods -o wide -l vectorpilot.io/cluster=vectors-managed

@@ -31,6 +31,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/conform"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }
@@ -131,9 +132,13 @@ func TestEveryRenderingValidates(t *testing.T) {
 	}
 }
 
-// validate checks one rendered object.
+// validate checks one rendered object: kubeconform against the shipped strict schemas,
+// then the kind's own checks and a server-side dry run.
 func validate(t *testing.T, k8s client.Client, obj *unstructured.Unstructured) {
 	t.Helper()
+	if err := conform.Validate(obj.Object); err != nil {
+		t.Errorf("%s %s: kubeconform: %v", obj.GetKind(), obj.GetName(), err)
+	}
 	raw, _ := json.Marshal(obj.Object)
 	switch obj.GetKind() {
 	case "ServiceMonitor":

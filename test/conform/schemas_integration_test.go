@@ -1,0 +1,85 @@
+package conform
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }
+
+// TestShippedSchemasAreCurrent regenerates the schemas from the real apiserver and
+// compares them with schemas/; UPDATE_SCHEMAS=1 (make schemas) writes them instead.
+func TestShippedSchemasAreCurrent(t *testing.T) {
+	cp := testsupport.ControlPlane(t)
+	installMonitoringCRDs(t, cp.Env)
+	files, err := Generate(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := SchemaDir()
+	if os.Getenv("UPDATE_SCHEMAS") == "1" {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range sortedFiles(files) {
+			path := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, files[name], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("wrote %d schemas to %s", len(files), dir)
+		return
+	}
+	shipped := map[string]bool{}
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			shipped[rel] = true
+		}
+		return nil
+	})
+	for _, name := range sortedFiles(files) {
+		have, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(have, files[name]) {
+			t.Errorf("test/conform/schemas/%s is missing or stale; run `make schemas`", name)
+		}
+		delete(shipped, name)
+	}
+	for name := range shipped {
+		t.Errorf("test/conform/schemas/%s is not generated any more; run `make schemas`", name)
+	}
+}
+
+// installMonitoringCRDs generates the Prometheus Operator's ServiceMonitor and
+// PrometheusRule CRDs from the pinned Go module with controller-gen and installs them.
+func installMonitoringCRDs(t *testing.T, env *envtest.Environment) {
+	t.Helper()
+	root := testsupport.Root(t)
+	mod, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring").Output()
+	if err != nil {
+		t.Fatalf("locating the monitoring module: %v", err)
+	}
+	out := t.TempDir()
+	gen := exec.Command(filepath.Join(root, "bin", "controller-gen"), "crd:allowDangerousTypes=true", "paths=./v1", "output:crd:dir="+out)
+	gen.Dir = strings.TrimSpace(string(mod))
+	if msg, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("controller-gen on the monitoring types (make tools installs it): %v\n%s", err, msg)
+	}
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(out, "monitoring.coreos.com_servicemonitors.yaml"),
+		filepath.Join(out, "monitoring.coreos.com_prometheusrules.yaml"),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+}
