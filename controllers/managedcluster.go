@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 
 // fieldOwner is the server-side apply field manager of the objects the operator builds.
 const fieldOwner = client.FieldOwner("vectorpilot")
@@ -216,11 +217,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 				status.Unschedulable = msg
 			}
 			if pod.Spec.NodeName != "" {
-				level, err := r.nodeSIMD(ctx, pod.Spec.NodeName)
-				if err != nil {
-					return poolObservation{}, err
-				}
-				levels = append(levels, level)
+				levels = append(levels, r.nodeSIMD(ctx, pod.Spec.NodeName))
 			}
 			obs.upgrade = obs.upgrade || (outdated && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
@@ -246,19 +243,36 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 	return obs, nil
 }
 
-// nodeSIMD is the SIMD level a node's labels show. Nodes are read as metadata only: the
-// labels are all the operator needs, and caching whole Node objects would cost memory in
-// proportion to the cluster.
-func (r *SearchClusterReconciler) nodeSIMD(ctx context.Context, name string) (string, error) {
+// nodeSIMD is the SIMD level a node's labels show. Nodes are read directly, as metadata,
+// and remembered for nodeLabelTTL: the labels are all the operator needs, and a cluster-wide
+// Node informer would cost memory in proportion to the cluster and cannot work in
+// namespaced mode, where reading nodes is forbidden (the level is then unknown).
+func (r *SearchClusterReconciler) nodeSIMD(ctx context.Context, name string) string {
+	r.nodesMu.Lock()
+	defer r.nodesMu.Unlock()
+	if n, ok := r.nodes[name]; ok && time.Since(n.read) < nodeLabelTTL {
+		return n.level
+	}
 	node := &metav1.PartialObjectMetadata{}
 	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
-	if err := r.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return simd.Unknown, nil
-		}
-		return "", err
+	level := simd.Unknown
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: name}, node); err == nil {
+		level = simd.Observe(node.Labels)
 	}
-	return simd.Observe(node.Labels), nil
+	if r.nodes == nil {
+		r.nodes = map[string]nodeLevel{}
+	}
+	r.nodes[name] = nodeLevel{level: level, read: time.Now()}
+	return level
+}
+
+// nodeLabelTTL is how long a node's SIMD level is remembered; CPU labels change only when
+// a node is replaced, and a replaced node has a new name.
+const nodeLabelTTL = 10 * time.Minute
+
+type nodeLevel struct {
+	level string
+	read  time.Time
 }
 
 func podReady(pod *corev1.Pod) bool {

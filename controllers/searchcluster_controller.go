@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +34,14 @@ import (
 // reachable, version, health, nodes, k-NN plugin.
 type SearchClusterReconciler struct {
 	client.Client
-	Resolver *connect.Resolver
-	Recorder recorder.EventRecorder
-	Options  Options
+	// APIReader reads what is not cached: node labels.
+	APIReader client.Reader
+	Resolver  *connect.Resolver
+	Recorder  recorder.EventRecorder
+	Options   Options
+
+	nodesMu sync.Mutex
+	nodes   map[string]nodeLevel
 }
 
 // KNNPluginName is the k-NN plugin's component name in _cat/plugins.

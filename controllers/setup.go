@@ -90,10 +90,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := (&SearchClusterReconciler{
-		Client:   mgr.GetClient(),
-		Resolver: resolver,
-		Recorder: mgr.GetEventRecorder("vectorpilot-searchcluster"),
-		Options:  opts,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Resolver:  resolver,
+		Recorder:  mgr.GetEventRecorder("vectorpilot-searchcluster"),
+		Options:   opts,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -119,6 +119,9 @@ func TestEveryRenderingValidates(t *testing.T) {
 			for _, obj := range objs {
 				seen[obj.GetKind()] = true
 				validate(t, k8s, obj)
+				if raw, _ := json.Marshal(obj.Object); name == "namespaced" && obj.GetKind() == "Role" && strings.Contains(string(raw), `"nodes"`) {
+					t.Error("namespaced Role grants nodes, which a Role cannot")
+				}
 			}
 			for _, k := range tc.kinds {
 				if !seen[k] {
