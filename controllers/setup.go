@@ -5,12 +5,14 @@ package controllers
 import (
 	"time"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/observe"
 )
@@ -20,6 +22,7 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(wfv1.AddToScheme(s))
 	return s
 }
 
@@ -51,6 +54,9 @@ type Options struct {
 	// ClusterHealth overrides where rolling restarts read cluster health (default:
 	// OpenSearch), for tests that play the cluster.
 	ClusterHealth HealthSource
+	// HDF5 reads HDF5 datasets for Local benchmark runs. Default: bin/venv/bin/python and
+	// hack/hdf5_export.py, relative to the working directory.
+	HDF5 benchrun.HDF5Reader
 }
 
 func (o Options) withDefaults() Options {
@@ -71,6 +77,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SnapshotStartTimeout == 0 {
 		o.SnapshotStartTimeout = 5 * time.Minute
+	}
+	if o.HDF5.Python == "" {
+		o.HDF5 = benchrun.HDF5Reader{Python: "bin/venv/bin/python", ExportScript: "hack/hdf5_export.py"}
 	}
 	if o.RolloutPollInterval == 0 {
 		o.RolloutPollInterval = 5 * time.Second
@@ -95,6 +104,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Resolver:  resolver,
 		Recorder:  mgr.GetEventRecorder("vectorpilot-searchcluster"),
 		Options:   opts,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&BenchmarkRunReconciler{
+		Client:   mgr.GetClient(),
+		Resolver: resolver,
+		Recorder: mgr.GetEventRecorder("vectorpilot-benchmarkrun"),
+		Options:  opts,
+		Argo:     argoServed(mgr),
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 )
@@ -36,11 +37,15 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		}
 		return nil
 	}
+	if r.benchmarking(ctx, vi) {
+		// Benchmark queries are not the index's load, and the run owns the slices now.
+		return nil
+	}
 	notTuned := func(reason, msg string) error {
 		meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: vi.Generation})
 		return nil
 	}
-	table, err := r.benchmarkTable(ctx, vi.Namespace, spec.BenchmarkRef)
+	table, err := r.benchmarkTable(ctx, vi, spec.BenchmarkRef)
 	if err != nil {
 		return notTuned(v1alpha1.ReasonBenchmarkMissing, err.Error())
 	}
@@ -137,11 +142,12 @@ func liveRate(qps string) string {
 
 // benchmarkTable reads the results JSON a BenchmarkReference names. ConfigMaps are read
 // directly rather than cached: the operator needs only get on the few it is pointed at.
-func (r *VectorIndexReconciler) benchmarkTable(ctx context.Context, namespace string, ref *v1alpha1.BenchmarkReference) (autotune.Table, error) {
+func (r *VectorIndexReconciler) benchmarkTable(ctx context.Context, vi *v1alpha1.VectorIndex, ref *v1alpha1.BenchmarkReference) (autotune.Table, error) {
 	var t autotune.Table
 	if ref == nil {
-		return t, fmt.Errorf("spec.tuning.benchmarkRef is not set")
+		return r.latestRunTable(ctx, vi)
 	}
+	namespace := vi.Namespace
 	var cm corev1.ConfigMap
 	key := types.NamespacedName{Namespace: namespace, Name: ref.ConfigMap.Name}
 	if err := r.APIReader.Get(ctx, key, &cm); err != nil {
@@ -163,6 +169,33 @@ func (r *VectorIndexReconciler) benchmarkTable(ctx context.Context, namespace st
 	}
 	if len(t.Results) == 0 {
 		return t, fmt.Errorf("ConfigMap %s key %s holds no results", key.Name, dataKey)
+	}
+	return t, nil
+}
+
+// latestRunTable is the table of the index's most recently completed succeeded
+// BenchmarkRun.
+func (r *VectorIndexReconciler) latestRunTable(ctx context.Context, vi *v1alpha1.VectorIndex) (autotune.Table, error) {
+	var runs v1alpha1.BenchmarkRunList
+	if err := r.List(ctx, &runs, client.InNamespace(vi.Namespace), client.MatchingFields{indexRefField: vi.Name}); err != nil {
+		return autotune.Table{}, err
+	}
+	var latest *v1alpha1.BenchmarkRun
+	for i := range runs.Items {
+		run := &runs.Items[i]
+		if run.Status.Phase != v1alpha1.BenchmarkSucceeded || run.Status.CompletionTime == nil {
+			continue
+		}
+		if latest == nil || run.Status.CompletionTime.After(latest.Status.CompletionTime.Time) {
+			latest = run
+		}
+	}
+	if latest == nil {
+		return autotune.Table{}, fmt.Errorf("no succeeded BenchmarkRun for this index and no spec.tuning.benchmarkRef")
+	}
+	t, err := benchrun.Table(latest.Status)
+	if err != nil {
+		return t, fmt.Errorf("BenchmarkRun %s: %w", latest.Name, err)
 	}
 	return t, nil
 }

@@ -45,6 +45,9 @@ const progressPollInterval = 2 * time.Second
 // clusterRefField indexes VectorIndexes by the SearchCluster they name.
 const clusterRefField = ".spec.clusterRef.name"
 
+// indexRefField indexes BenchmarkRuns by the VectorIndex they measure.
+const indexRefField = ".spec.indexRef.name"
+
 // VectorIndexReconciler makes one k-NN index in OpenSearch match its VectorIndex.
 type VectorIndexReconciler struct {
 	client.Client
@@ -333,7 +336,13 @@ func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *
 
 func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *indexRun) error {
 	diff := indexspec.SettingsDiff(indexspec.DynamicSettings(&run.vi.Spec, run.tunedSlices), run.live.Settings)
-	if diff == nil {
+	if r.benchmarking(ctx, run.vi) {
+		// A BenchmarkRun sets the slice settings cell by cell; they are put back when it ends.
+		for k := range indexspec.SliceSettings(0) {
+			delete(diff, k)
+		}
+	}
+	if len(diff) == 0 {
 		return nil
 	}
 	if err := run.os.PutSettings(ctx, run.name, diff); err != nil {
@@ -513,11 +522,18 @@ func (r *VectorIndexReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.BenchmarkRun{}, indexRefField, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.BenchmarkRun).Spec.IndexRef.Name}
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// The operator's own status writes must not wake the index again: only spec,
 		// labels, annotations and deletion (which bumps the generation) do.
 		For(&v1alpha1.VectorIndex{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&v1alpha1.SearchCluster{}, handler.EnqueueRequestsFromMapFunc(r.indexesOfCluster), builder.WithPredicates(clusterChanged)).
+		// Runs starting and ending change who sets the slices and what the tuner reads.
+		Watches(&v1alpha1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(indexOfRun), builder.WithPredicates(runPhaseChanged)).
 		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay), MaxConcurrentReconciles: r.Options.IndexWorkers}).
 		Named("vectorindex").
 		Complete(r)
@@ -534,6 +550,35 @@ var clusterChanged = predicate.Funcs{
 		}
 		return before.Generation != after.Generation || conditions.IsReady(before.Status.Conditions) != conditions.IsReady(after.Status.Conditions)
 	},
+}
+
+// runPhaseChanged passes BenchmarkRuns that start, finish or go away: a succeeded run
+// brings the tuner a new table, and a run that ends hands the slice settings back.
+var runPhaseChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*v1alpha1.BenchmarkRun)
+		after, okAfter := e.ObjectNew.(*v1alpha1.BenchmarkRun)
+		return okBefore && okAfter && before.Status.Phase != after.Status.Phase
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// benchmarking says a BenchmarkRun is measuring the index now.
+func (r *VectorIndexReconciler) benchmarking(ctx context.Context, vi *v1alpha1.VectorIndex) bool {
+	var runs v1alpha1.BenchmarkRunList
+	if err := r.List(ctx, &runs, client.InNamespace(vi.Namespace), client.MatchingFields{indexRefField: vi.Name}); err != nil {
+		return false
+	}
+	for _, run := range runs.Items {
+		if run.Status.Phase == v1alpha1.BenchmarkRunning {
+			return true
+		}
+	}
+	return false
+}
+
+func indexOfRun(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.(*v1alpha1.BenchmarkRun).Spec.IndexRef.Name}}}
 }
 
 func (r *VectorIndexReconciler) indexesOfCluster(ctx context.Context, o client.Object) []reconcile.Request {

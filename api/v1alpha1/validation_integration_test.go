@@ -191,9 +191,9 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 		{"negative slice count", func(v *v1alpha1.VectorIndex) { v.Spec.Search.ConcurrentSegmentSearch.MaxSliceCount = -1 }, []string{"spec.search.concurrentSegmentSearch.maxSliceCount"}},
 		{"unknown concurrent search mode", func(v *v1alpha1.VectorIndex) { v.Spec.Search.ConcurrentSegmentSearch.Mode = "sometimes" }, []string{"spec.search.concurrentSegmentSearch.mode"}},
 		{"unknown deletion policy", func(v *v1alpha1.VectorIndex) { v.Spec.DeletionPolicy = "Forget" }, []string{"spec.deletionPolicy"}},
-		{"auto tuning without benchmark results", func(v *v1alpha1.VectorIndex) {
-			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Auto", CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1"}
-		}, []string{"spec.tuning.benchmarkRef", "required when spec.tuning.mode is Auto"}},
+		{"benchmark results without a ConfigMap name", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Auto", CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", BenchmarkRef: &v1alpha1.BenchmarkReference{}}
+		}, []string{"spec.tuning.benchmarkRef.configMap.name"}},
 		{"tuning gain not a number", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Off", MinGainPerCPUPercent: "lots"}
 		}, []string{"spec.tuning.minGainPerCpuPercent"}},

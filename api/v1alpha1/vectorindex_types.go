@@ -283,7 +283,6 @@ const (
 )
 
 // TuningSpec configures the slice-count autotuner.
-// +kubebuilder:validation:XValidation:rule="self.mode != 'Auto' || has(self.benchmarkRef)",message="spec.tuning.benchmarkRef is required when spec.tuning.mode is Auto",fieldPath=".benchmarkRef"
 type TuningSpec struct {
 	// mode: Auto applies the tuner's choice; Off leaves the spec's settings.
 	// +optional
@@ -318,7 +317,8 @@ type TuningSpec struct {
 	// +kubebuilder:validation:items:Minimum=0
 	// +kubebuilder:validation:items:Maximum=1024
 	SliceCandidates []int32 `json:"sliceCandidates,omitempty"`
-	// benchmarkRef names the benchmark results to tune from.
+	// benchmarkRef names benchmark results to tune from; without it the tuner reads the
+	// index's latest succeeded BenchmarkRun.
 	// +optional
 	BenchmarkRef *BenchmarkReference `json:"benchmarkRef,omitempty"`
 }

@@ -77,39 +77,18 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, 
 	}
 	rep := Report{Index: cfg.Index, Segments: int(stats.Segments)}
 	for _, s := range cfg.SliceCounts {
-		settings := map[string]any{}
-		for k, v := range indexspec.SliceSettings(s) {
-			settings[k] = v
-		}
-		if err := c.PutSettings(ctx, cfg.Index, settings); err != nil {
-			return rep, fmt.Errorf("applying slice setting %d: %w", s, err)
+		if err := SetSlices(ctx, c, cfg.Index, s); err != nil {
+			return rep, err
 		}
 		for _, clients := range cfg.Clients {
-			if _, err := runClients(ctx, c, cfg, clients, cfg.Warmup); err != nil {
+			if err := Warmup(ctx, c, cfg, clients); err != nil {
 				return rep, err
 			}
-			before, err := c.NodeStats(ctx)
+			cell, cores, err := Measure(ctx, c, cfg, s, clients)
 			if err != nil {
 				return rep, err
 			}
-			cpu0 := processCPU()
-			load, err := runClients(ctx, c, cfg, clients, cfg.Duration)
-			if err != nil {
-				return rep, err
-			}
-			cpu1 := processCPU()
-			after, err := c.NodeStats(ctx)
-			if err != nil {
-				return rep, err
-			}
-			rep.Cores = after.Processors
-			cell := load.cell(s, clients, cfg)
-			q := float64(load.queries)
-			nodeCPUMs := float64(after.ProcessCPUMillis - before.ProcessCPUMillis)
-			cell.CPUPercent = round2(nodeCPUMs / (float64(load.elapsed.Milliseconds()) * float64(after.Processors)) * 100)
-			cell.NodeCPUMsPerQuery = round2(nodeCPUMs / q)
-			cell.SearcherTasksPerQuery = round2(float64(after.SearcherCompleted-before.SearcherCompleted) / q)
-			cell.LoadGenCPUMsPerQuery = round2(float64((cpu1 - cpu0).Microseconds()) / 1000 / q)
+			rep.Cores = cores
 			rep.Results = append(rep.Results, cell)
 			if cfg.OnCell != nil {
 				cfg.OnCell(cell)
@@ -117,6 +96,54 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, 
 		}
 	}
 	return rep, nil
+}
+
+// SetSlices applies a slice setting to the index.
+func SetSlices(ctx context.Context, c *opensearch.Client, index string, slices int) error {
+	settings := map[string]any{}
+	for k, v := range indexspec.SliceSettings(slices) {
+		settings[k] = v
+	}
+	if err := c.PutSettings(ctx, index, settings); err != nil {
+		return fmt.Errorf("applying slice setting %d: %w", slices, err)
+	}
+	return nil
+}
+
+// Warmup runs clients for cfg.Warmup and discards what they measured.
+func Warmup(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients int) error {
+	if cfg.Warmup <= 0 {
+		return nil
+	}
+	_, err := runClients(ctx, c, cfg, clients, cfg.Warmup)
+	return err
+}
+
+// Measure runs one cell for cfg.Duration under the slice setting in force and brackets it
+// with node stats for the node's CPU; it returns the cell and the node's core count.
+func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices, clients int) (Cell, int, error) {
+	before, err := c.NodeStats(ctx)
+	if err != nil {
+		return Cell{}, 0, err
+	}
+	cpu0 := processCPU()
+	load, err := runClients(ctx, c, cfg, clients, cfg.Duration)
+	if err != nil {
+		return Cell{}, 0, err
+	}
+	cpu1 := processCPU()
+	after, err := c.NodeStats(ctx)
+	if err != nil {
+		return Cell{}, 0, err
+	}
+	cell := load.cell(slices, clients, cfg)
+	q := float64(load.queries)
+	nodeCPUMs := float64(after.ProcessCPUMillis - before.ProcessCPUMillis)
+	cell.CPUPercent = round2(nodeCPUMs / (float64(load.elapsed.Milliseconds()) * float64(after.Processors)) * 100)
+	cell.NodeCPUMsPerQuery = round2(nodeCPUMs / q)
+	cell.SearcherTasksPerQuery = round2(float64(after.SearcherCompleted-before.SearcherCompleted) / q)
+	cell.LoadGenCPUMsPerQuery = round2(float64((cpu1 - cpu0).Microseconds()) / 1000 / q)
+	return cell, after.Processors, nil
 }
 
 // loadResult is what the clients of one run saw.

@@ -1,0 +1,224 @@
+// Package benchrun turns a BenchmarkRun into work for the benchmark engine and the
+// engine's results back into the run's status. The Local runner (the operator) and the
+// Argo steps (`vectorpilot bench` subcommands) both go through it, so a run measures the
+// same thing wherever it runs.
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// Workload is a run's workload resolved against its index.
+type Workload struct {
+	Index, Field string
+	Dim          int
+	// L2 says exact neighbours by L2 distance are the index's own notion of nearest, so
+	// recall against them means something.
+	L2        bool
+	Generated *dataset.Spec
+	HDF5      string
+	Load      string
+	K         int
+	Warmup    time.Duration
+	Duration  time.Duration
+}
+
+// Resolve reads the run's workload against the VectorIndex it names.
+func Resolve(run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (Workload, error) {
+	wl := run.Spec.Workload
+	var field *v1alpha1.VectorField
+	for i := range vi.Spec.Fields {
+		if wl.Field == "" || vi.Spec.Fields[i].Name == wl.Field {
+			field = &vi.Spec.Fields[i]
+			break
+		}
+	}
+	if field == nil {
+		return Workload{}, fmt.Errorf("VectorIndex %s has no vector field %q", vi.Name, wl.Field)
+	}
+	if field.DataType != "" && field.DataType != "float" {
+		return Workload{}, fmt.Errorf("field %s has data type %s: the benchmark datasets are float vectors", field.Name, field.DataType)
+	}
+	w := Workload{
+		Index: vi.OpenSearchIndexName(), Field: field.Name, Dim: int(field.Dimension), L2: field.SpaceType == "l2",
+		Load: wl.Load, K: int(wl.K), Warmup: wl.Warmup.Duration, Duration: wl.Duration.Duration,
+	}
+	if w.K == 0 {
+		w.K = 10
+	}
+	if g := wl.Dataset.Generated; g != nil {
+		w.Generated = &dataset.Spec{Count: int(g.Count), Queries: int(max(g.Queries, 1)), Dim: w.Dim, Seed: uint64(g.Seed)}
+	} else if h := wl.Dataset.HDF5; h != nil {
+		w.HDF5 = h.Path
+	}
+	return w, nil
+}
+
+// Data is a workload's vectors and the queries' true neighbours.
+type Data struct {
+	Base, Queries dataset.Vectors
+	Exact         [][]dataset.Neighbor
+}
+
+// HDF5Reader reads an HDF5 dataset (the python with h5py and the export script).
+type HDF5Reader struct{ Python, ExportScript string }
+
+// Materialize builds the workload's data: generated and solved exactly, or read from the file.
+func (w Workload) Materialize(r HDF5Reader) (Data, error) {
+	if w.Generated != nil {
+		base, queries := dataset.Generate(*w.Generated)
+		return Data{Base: base, Queries: queries, Exact: dataset.ExactKNN(base, queries, w.K)}, nil
+	}
+	set, err := dataset.ReadHDF5(w.HDF5, r.Python, r.ExportScript)
+	if err != nil {
+		return Data{}, err
+	}
+	if set.Train.Dim != w.Dim {
+		return Data{}, fmt.Errorf("%s has vectors of dimension %d, field %s has %d", w.HDF5, set.Train.Dim, w.Field, w.Dim)
+	}
+	return Data{Base: set.Train, Queries: set.Test, Exact: set.Exact(w.K)}, nil
+}
+
+// Prepare writes the base vectors when the workload says IfIncomplete and the index holds
+// fewer documents than the dataset (a load that was cut short is completed: documents are
+// written by id). It returns whether recall is meaningful: the index holds exactly the dataset
+// and the field measures L2.
+func Prepare(ctx context.Context, c *opensearch.Client, w Workload, d Data, progress func(done int)) (bool, error) {
+	stats, err := c.Stats(ctx, w.Index)
+	if err != nil {
+		return false, err
+	}
+	if stats.DocsCount < int64(d.Base.Len()) && w.Load != "Never" {
+		if err := bench.LoadInSegments(ctx, c, w.Index, w.Field, d.Base, 4, 1000, progress); err != nil {
+			return false, err
+		}
+		if stats, err = c.Stats(ctx, w.Index); err != nil {
+			return false, err
+		}
+	}
+	return w.L2 && stats.DocsCount == int64(d.Base.Len()), nil
+}
+
+// SliceSettingsOf reads the index's slice settings as a settings body that puts them back
+// (null resets a setting that was not set).
+func SliceSettingsOf(ctx context.Context, c *opensearch.Client, index string) (map[string]any, error) {
+	idx, err := c.GetIndex(ctx, index)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for k := range indexspec.SliceSettings(0) {
+		if v, ok := idx.Settings[k]; ok {
+			out[k] = v
+		} else {
+			out[k] = nil
+		}
+	}
+	return out, nil
+}
+
+// SweepConfig is the engine's configuration for the workload.
+func (w Workload) SweepConfig(d Data, sliceCounts, clients []int32) bench.SweepConfig {
+	cfg := bench.SweepConfig{Index: w.Index, Field: w.Field, Queries: d.Queries, Exact: d.Exact, K: w.K, Warmup: w.Warmup, Duration: w.Duration}
+	for _, s := range sliceCounts {
+		cfg.SliceCounts = append(cfg.SliceCounts, int(s))
+	}
+	for _, c := range clients {
+		cfg.Clients = append(cfg.Clients, int(c))
+	}
+	return cfg
+}
+
+// Result is what a run reports into its status.
+type Result struct {
+	Engine          string
+	Cores, Segments int
+	Cells           []autotune.Measurement
+	// RecallValid: the cells' recall is against the true neighbours of what the index holds.
+	RecallValid bool
+}
+
+// Apply writes the result and the tuner's recommendation for each measured client level
+// into status. The tuner runs with the VectorIndex defaults (20% headroom, 1% gain per CPU
+// point) unless params say otherwise.
+func (r Result) Apply(status *v1alpha1.BenchmarkRunStatus, params autotune.Params) error {
+	status.Engine, status.Cores, status.Segments = r.Engine, int32(r.Cores), int32(r.Segments)
+	status.Results = nil
+	var levels []int
+	for _, m := range r.Cells {
+		cell := v1alpha1.BenchmarkCell{SliceCount: int32(m.SliceCount), Clients: int32(m.Clients),
+			P50Ms: num(m.P50Ms), P90Ms: num(m.P90Ms), P99Ms: num(m.P99Ms), QPS: num(m.QPS), CPUPercent: num(m.CPUPercent)}
+		if r.RecallValid {
+			cell.Recall = strconv.FormatFloat(m.Recall, 'f', 4, 64)
+		}
+		status.Results = append(status.Results, cell)
+		if !slices.Contains(levels, m.Clients) {
+			levels = append(levels, m.Clients)
+		}
+	}
+	slices.Sort(levels)
+	status.Recommendations = nil
+	table := autotune.Table{Cores: r.Cores, Segments: r.Segments, Results: r.Cells}
+	for _, n := range levels {
+		p := params
+		p.Clients = float64(n)
+		d, err := autotune.Decide(table, p)
+		if err != nil {
+			return fmt.Errorf("tuner on %d clients: %w", n, err)
+		}
+		status.Recommendations = append(status.Recommendations, v1alpha1.BenchmarkRecommendation{Clients: int32(n), SliceCount: int32(d.SliceCount), Reason: d.Reason})
+	}
+	return nil
+}
+
+// DefaultParams are the tuner settings a run's recommendations use: those of a VectorIndex
+// whose tuning block has its defaults.
+var DefaultParams = autotune.Params{HeadroomPercent: 20, MinGainPerCPUPercent: 1}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// Table reads a succeeded run's status back as the tuner's input.
+func Table(status v1alpha1.BenchmarkRunStatus) (autotune.Table, error) {
+	t := autotune.Table{Cores: int(status.Cores), Segments: int(status.Segments)}
+	for i, c := range status.Results {
+		m := autotune.Measurement{SliceCount: int(c.SliceCount), Clients: int(c.Clients)}
+		for _, f := range []struct {
+			text string
+			into *float64
+		}{{c.P50Ms, &m.P50Ms}, {c.P90Ms, &m.P90Ms}, {c.P99Ms, &m.P99Ms}, {c.QPS, &m.QPS}, {c.CPUPercent, &m.CPUPercent}, {c.Recall, &m.Recall}} {
+			if f.text == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(f.text, 64)
+			if err != nil {
+				return t, fmt.Errorf("status.results[%d]: %w", i, err)
+			}
+			*f.into = v
+		}
+		t.Results = append(t.Results, m)
+	}
+	if len(t.Results) == 0 {
+		return t, fmt.Errorf("the run has no results")
+	}
+	return t, nil
+}

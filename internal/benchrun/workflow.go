@@ -1,0 +1,87 @@
+package benchrun
+
+import (
+	"encoding/json"
+	"strconv"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+// RunLabel on a Workflow names the BenchmarkRun it runs.
+const RunLabel = "vectorpilot.io/benchmark-run"
+
+// Cell is one slice setting × client level, in the order the workflow measures them.
+type Cell struct {
+	Slices  int32 `json:"slices"`
+	Clients int32 `json:"clients"`
+}
+
+// Cells are the run's cells in sweep order: each slice setting is applied once and
+// measured under every client level before the next.
+func Cells(spec v1alpha1.BenchmarkRunSpec) []Cell {
+	var out []Cell
+	for _, s := range spec.SliceCounts {
+		for _, c := range spec.Clients {
+			out = append(out, Cell{Slices: s, Clients: c})
+		}
+	}
+	return out
+}
+
+// Workflow is the Argo Workflow of a run: the named WorkflowTemplate with the run's
+// parameters. The templates in workflows/ declare every parameter set here.
+func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credentialsSecret string) *wfv1.Workflow {
+	cells, _ := json.Marshal(Cells(run.Spec))
+	params := map[string]string{
+		"run-namespace":      run.Namespace,
+		"run-name":           run.Name,
+		"opensearch-url":     endpoint,
+		"credentials-secret": orNone(credentialsSecret),
+		"index":              w.Index,
+		"field":              w.Field,
+		"dimension":          strconv.Itoa(w.Dim),
+		"cells":              string(cells),
+		"k":                  strconv.Itoa(w.K),
+		"warmup":             w.Warmup.String(),
+		"duration":           w.Duration.String(),
+		"load":               w.Load,
+		"dataset-count":      "0",
+		"dataset-queries":    "0",
+		"dataset-seed":       "0",
+		"hdf5-path":          "",
+		"hdf5-claim":         "none",
+	}
+	if g := w.Generated; g != nil {
+		params["dataset-count"], params["dataset-queries"], params["dataset-seed"] = strconv.Itoa(g.Count), strconv.Itoa(g.Queries), strconv.FormatUint(g.Seed, 10)
+	}
+	if h := run.Spec.Workload.Dataset.HDF5; h != nil {
+		params["hdf5-path"], params["hdf5-claim"] = h.Path, orNone(h.ClaimName)
+	}
+	if run.Spec.Runner.Image != "" {
+		params["image"] = run.Spec.Runner.Image
+	}
+	wf := &wfv1.Workflow{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: map[string]string{RunLabel: run.Name}},
+		Spec: wfv1.WorkflowSpec{
+			WorkflowTemplateRef: &wfv1.WorkflowTemplateRef{Name: run.Spec.Runner.WorkflowTemplateRef.Name},
+			ServiceAccountName:  run.Spec.Runner.ServiceAccountName,
+		},
+	}
+	for _, k := range sortedKeys(params) {
+		wf.Spec.Arguments.Parameters = append(wf.Spec.Arguments.Parameters, wfv1.Parameter{Name: k, Value: wfv1.AnyStringPtr(params[k])})
+	}
+	return wf
+}
+
+// orNone: Argo parameters cannot be empty where a Secret or claim name goes; "none" is a
+// name the templates treat as absent.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
