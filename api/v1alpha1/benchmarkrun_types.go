@@ -90,7 +90,9 @@ type BenchmarkDataset struct {
 	// +optional
 	Generated *GeneratedDataset `json:"generated,omitempty"`
 	// hdf5 is a file in the ann-benchmarks / OpenSearch Benchmark layout (train, test,
-	// neighbors), at a path the runner can read (a mounted volume).
+	// neighbors), at a path the runner can read. It is decoded with python's h5py, which
+	// the runner needs: the Local runner of `vectorpilot dev` and `make demo` has it (from
+	// bin/venv); for Argo, use a step image that adds it and mounts the file.
 	// +optional
 	HDF5 *HDF5Dataset `json:"hdf5,omitempty"`
 }
@@ -119,11 +121,6 @@ type HDF5Dataset struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Path string `json:"path"`
-	// claimName is a PersistentVolumeClaim holding the file, mounted read-only at
-	// /datasets by the Argo runner (path is then under /datasets).
-	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	ClaimName string `json:"claimName,omitempty"`
 }
 
 // BenchmarkRunner is where a sweep runs.

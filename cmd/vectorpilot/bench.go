@@ -15,6 +15,7 @@ import (
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmark k-NN indexes"}
 	cmd.AddCommand(newBenchLoadCommand(), newBenchSweepCommand())
+	cmd.AddCommand(newBenchStepCommands()...)
 	return cmd
 }
 

@@ -52,13 +52,12 @@ func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credential
 		"dataset-queries":    "0",
 		"dataset-seed":       "0",
 		"hdf5-path":          "",
-		"hdf5-claim":         "none",
 	}
 	if g := w.Generated; g != nil {
 		params["dataset-count"], params["dataset-queries"], params["dataset-seed"] = strconv.Itoa(g.Count), strconv.Itoa(g.Queries), strconv.FormatUint(g.Seed, 10)
 	}
 	if h := run.Spec.Workload.Dataset.HDF5; h != nil {
-		params["hdf5-path"], params["hdf5-claim"] = h.Path, orNone(h.ClaimName)
+		params["hdf5-path"] = h.Path
 	}
 	if run.Spec.Runner.Image != "" {
 		params["image"] = run.Spec.Runner.Image
@@ -77,8 +76,8 @@ func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credential
 	return wf
 }
 
-// orNone: Argo parameters cannot be empty where a Secret or claim name goes; "none" is a
-// name the templates treat as absent.
+// orNone: a Secret reference cannot have an empty name; "none" names a Secret that does
+// not exist, which the templates' optional secretKeyRefs treat as absent.
 func orNone(s string) string {
 	if s == "" {
 		return "none"

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/osb"
+)
+
+// stepFlags are the workload flags every Argo step of a BenchmarkRun shares; the
+// WorkflowTemplates pass the Workflow's parameters through them.
+type stepFlags struct {
+	url                 string
+	w                   benchrun.Workload
+	count, queries      int
+	seed                uint64
+	python, exportShell string
+}
+
+func (s *stepFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&s.url, "url", "http://127.0.0.1:9200", "OpenSearch endpoint; credentials from OPENSEARCH_USERNAME and OPENSEARCH_PASSWORD")
+	f.StringVar(&s.w.Index, "index", "", "index to measure")
+	f.StringVar(&s.w.Field, "field", "embedding", "knn_vector field")
+	f.IntVar(&s.w.Dim, "dimension", 0, "vector dimension of the field")
+	f.IntVar(&s.count, "count", 0, "generated dataset: base vectors (0 with --hdf5)")
+	f.IntVar(&s.queries, "queries", 200, "generated dataset: query vectors")
+	f.Uint64Var(&s.seed, "seed", 1, "generated dataset: seed")
+	f.StringVar(&s.w.HDF5, "hdf5", "", "HDF5 dataset file instead of a generated one")
+	f.StringVar(&s.python, "python", "bin/venv/bin/python", "python with h5py, for --hdf5")
+	f.StringVar(&s.exportShell, "hdf5-export-script", "hack/hdf5_export.py", "the script that exports an HDF5 file")
+	f.IntVar(&s.w.K, "k", 10, "neighbours per query")
+	f.StringVar(&s.w.Load, "load", "IfIncomplete", "IfIncomplete or Never")
+	f.DurationVar(&s.w.Warmup, "warmup", 5*time.Second, "warm-up per cell")
+	f.DurationVar(&s.w.Duration, "duration", 15*time.Second, "measured time per cell")
+}
+
+func (s *stepFlags) client() (*opensearch.Client, error) {
+	return opensearch.New(opensearch.Config{Endpoint: s.url, Username: os.Getenv("OPENSEARCH_USERNAME"), Password: os.Getenv("OPENSEARCH_PASSWORD"), RequestTimeout: 2 * time.Minute})
+}
+
+func (s *stepFlags) data() (benchrun.Data, error) {
+	w := s.w
+	if w.HDF5 == "" {
+		w.Generated = &dataset.Spec{Count: s.count, Queries: s.queries, Dim: w.Dim, Seed: s.seed}
+	}
+	return w.Materialize(benchrun.HDF5Reader{Python: s.python, ExportScript: s.exportShell})
+}
+
+func newBenchStepCommands() []*cobra.Command {
+	var s stepFlags
+	var slices, clients int
+	var out string
+	prepare := &cobra.Command{
+		Use:   "prepare",
+		Short: "Workflow step: write the dataset into the index unless it holds it already",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, d, err := s.open()
+			if err != nil {
+				return err
+			}
+			recall, err := benchrun.Prepare(cmd.Context(), c, s.w, d, nil)
+			fmt.Fprintf(cmd.OutOrStdout(), "index %s ready; recall meaningful: %v\n", s.w.Index, recall)
+			return err
+		},
+	}
+	setSlices := &cobra.Command{
+		Use:   "set-slices",
+		Short: "Workflow step: apply a slice setting (1 off, 0 Lucene's, N slices) to the index",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := s.client()
+			if err != nil {
+				return err
+			}
+			return bench.SetSlices(cmd.Context(), c, s.w.Index, slices)
+		},
+	}
+	warmup := &cobra.Command{
+		Use:   "warmup",
+		Short: "Workflow step: run the cell's clients for --warmup, unmeasured",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, d, err := s.open()
+			if err != nil {
+				return err
+			}
+			return bench.Warmup(cmd.Context(), c, s.w.SweepConfig(d, nil, nil), clients)
+		},
+	}
+	measure := &cobra.Command{
+		Use:   "measure",
+		Short: "Workflow step: measure one cell (latency, throughput, recall, node CPU) and write it as JSON",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, d, err := s.open()
+			if err != nil {
+				return err
+			}
+			recall := s.w.Load != "Never"
+			cell, cores, err := bench.Measure(cmd.Context(), c, s.w.SweepConfig(d, nil, nil), slices, clients)
+			if err != nil {
+				return err
+			}
+			stats, err := c.Stats(cmd.Context(), s.w.Index)
+			if err != nil {
+				return err
+			}
+			return writeJSON(out, benchrun.StepCell{Cell: cell, Cores: cores, Segments: int(stats.Segments), RecallValid: recall && stats.DocsCount == int64(d.Base.Len())})
+		},
+	}
+	for _, c := range []*cobra.Command{prepare, setSlices, warmup, measure} {
+		s.register(c.Flags())
+	}
+	for _, c := range []*cobra.Command{setSlices, measure} {
+		c.Flags().IntVar(&slices, "slices", 1, "slice setting")
+	}
+	for _, c := range []*cobra.Command{warmup, measure} {
+		c.Flags().IntVar(&clients, "clients", 1, "closed-loop clients")
+	}
+	measure.Flags().StringVar(&out, "out", "/tmp/cell.json", "where to write the cell")
+	return []*cobra.Command{prepare, setSlices, warmup, measure, newBenchReportCommand(), newBenchExportBigANNCommand(), newBenchOSBCellCommand()}
+}
+
+func (s *stepFlags) open() (*opensearch.Client, benchrun.Data, error) {
+	c, err := s.client()
+	if err != nil {
+		return nil, benchrun.Data{}, err
+	}
+	d, err := s.data()
+	return c, d, err
+}
+
+func writeJSON(path string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, raw, 0o644)
+}
+
+// newBenchReportCommand posts a Workflow's cells into its BenchmarkRun's status: results
+// return through the API, never by scraping logs.
+func newBenchReportCommand() *cobra.Command {
+	var namespace, name, cells, engine string
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Workflow step: write the measured cells into the BenchmarkRun's status",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := benchrun.ParseCells(cells, engine)
+			if err != nil {
+				return err
+			}
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return err
+			}
+			k8s, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
+			if err != nil {
+				return err
+			}
+			if err := benchrun.Post(cmd.Context(), k8s, types.NamespacedName{Namespace: namespace, Name: name}, res); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "reported %d cells to BenchmarkRun %s/%s\n", len(res.Cells), namespace, name)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&namespace, "run-namespace", "", "namespace of the BenchmarkRun")
+	f.StringVar(&name, "run-name", "", "name of the BenchmarkRun")
+	f.StringVar(&cells, "cells", "", "the cell steps' outputs: a JSON array of cells (or of their JSON texts)")
+	f.StringVar(&engine, "engine", "vectorpilot", "what measured the cells: vectorpilot or opensearch-benchmark")
+	return cmd
+}
+
+// newBenchExportBigANNCommand writes the workload's queries and true neighbours as Big ANN
+// files for OpenSearch Benchmark.
+func newBenchExportBigANNCommand() *cobra.Command {
+	var s stepFlags
+	var out string
+	cmd := &cobra.Command{
+		Use:   "export-bigann",
+		Short: "Workflow step: write the queries and their true neighbours as Big ANN files (queries.fbin, neighbors.bin) for OpenSearch Benchmark",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := s.data()
+			if err != nil {
+				return err
+			}
+			q, n, err := osb.WriteBigANN(out, d.Queries, d.Exact)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", q, n)
+			return err
+		},
+	}
+	s.register(cmd.Flags())
+	cmd.Flags().StringVar(&out, "out", ".", "folder to write to")
+	return cmd
+}
+
+// newBenchOSBCellCommand turns an OpenSearch Benchmark test_run.json into a cell.
+func newBenchOSBCellCommand() *cobra.Command {
+	var testRun, out string
+	var slices, clients int
+	cmd := &cobra.Command{
+		Use:   "osb-cell",
+		Short: "Workflow step: read an OpenSearch Benchmark test_run.json into a cell",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			raw, err := os.ReadFile(testRun)
+			if err != nil {
+				return err
+			}
+			m, err := osb.Parse(raw)
+			if err != nil {
+				return err
+			}
+			m.SliceCount, m.Clients = slices, clients
+			return writeJSON(out, benchrun.StepCell{Cell: bench.Cell{Measurement: m}, RecallValid: m.Recall > 0})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&testRun, "test-run", "test_run.json", "OpenSearch Benchmark's test_run.json")
+	f.IntVar(&slices, "slices", 1, "the slice setting the run measured")
+	f.IntVar(&clients, "clients", 1, "the run's search clients")
+	f.StringVar(&out, "out", "cell.json", "where to write the cell")
+	return cmd
+}
