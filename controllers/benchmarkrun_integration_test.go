@@ -1,15 +1,21 @@
 package controllers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -96,4 +102,98 @@ func TestLocalBenchmarkRunTunesItsIndex(t *testing.T) {
 		t.Errorf("index tuned to %+v, the run recommends %d slices at %d client(s)", vi.Status.Tuning, idle.SliceCount, idle.Clients)
 	}
 	t.Logf("index tuned: %d slices (%s)", vi.Status.Tuning.SliceCount, vi.Status.Tuning.Reason)
+}
+
+// TestArgoBenchmarkRun: an Argo run submits a Workflow from its template with the run's
+// parameters, owned by the run; the test plays Argo (Workflow status) and the reporter step
+// (the same code `vectorpilot bench report` runs); the run completes with the reported
+// table, and ttlAfterFinished removes the Workflow but keeps the run.
+func TestArgoBenchmarkRun(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	e.cluster("vectors", url)
+	vi := luceneIndex(e, "argo")
+	e.create(vi)
+	run := localRun(e, "argo-sweep", vi.Name, 15*time.Second)
+	run.Spec.Runner = v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerArgo, WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"},
+		Image: "registry.example.com/vectorpilot:test", ServiceAccountName: "benchmark"}
+	run.Spec.TTLAfterFinished = &metav1.Duration{Duration: 2 * time.Second}
+	e.create(run)
+
+	var wf wfv1.Workflow
+	e.eventually(30*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
+			return false, err.Error()
+		}
+		if run.Status.WorkflowName == "" {
+			return false, fmt.Sprintf("no workflow yet: %+v", run.Status.Conditions)
+		}
+		err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: run.Status.WorkflowName}, &wf)
+		return err == nil, fmt.Sprint(err)
+	})
+	params := map[string]string{}
+	for _, p := range wf.Spec.Arguments.Parameters {
+		params[p.Name] = p.Value.String()
+	}
+	want := map[string]string{
+		"run-name": run.Name, "run-namespace": e.ns, "opensearch-url": url, "index": vi.Spec.IndexName, "field": "embedding", "dimension": "32",
+		"cells":         `[{"slices":1,"clients":1},{"slices":1,"clients":2},{"slices":4,"clients":1},{"slices":4,"clients":2}]`,
+		"dataset-count": "3000", "dataset-queries": "100", "dataset-seed": "5", "duration": "15s", "warmup": "500ms", "k": "10",
+		"image": "registry.example.com/vectorpilot:test", "credentials-secret": "none",
+	}
+	for k, v := range want {
+		if params[k] != v {
+			t.Errorf("Workflow parameter %s = %q, want %q", k, params[k], v)
+		}
+	}
+	if wf.Spec.WorkflowTemplateRef == nil || wf.Spec.WorkflowTemplateRef.Name != "vectorpilot-benchmark-sweep" || wf.Spec.ServiceAccountName != "benchmark" || !metav1.IsControlledBy(&wf, run) {
+		t.Errorf("Workflow template %+v, service account %q, owned by the run %v", wf.Spec.WorkflowTemplateRef, wf.Spec.ServiceAccountName, metav1.IsControlledBy(&wf, run))
+	}
+
+	// Argo starts it (the Workflow CRD has no status subresource: status is in the object).
+	wf.Status.Phase = wfv1.WorkflowRunning
+	if err := e.k8s.Update(e.ctx, &wf); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunPhase(run, v1alpha1.BenchmarkRunning, 15*time.Second)
+
+	// The reporter step posts the cells as Argo hands them over: a JSON array of the
+	// measure steps' JSON texts.
+	var texts []string
+	for _, c := range [][2]int{{1, 1}, {1, 2}, {4, 1}, {4, 2}} {
+		cell := benchrun.StepCell{Cores: 2, Segments: 4, RecallValid: true}
+		cell.SliceCount, cell.Clients = c[0], c[1]
+		cell.P50Ms, cell.P90Ms, cell.P99Ms, cell.QPS, cell.CPUPercent, cell.Recall = 2, 4-float64(c[0])/2, 8, 300*float64(c[1]), 30*float64(c[1])+float64(c[0]), 0.99
+		raw, _ := json.Marshal(cell)
+		texts = append(texts, string(raw))
+	}
+	arg, _ := json.Marshal(texts)
+	res, err := benchrun.ParseCells(string(arg), "vectorpilot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := benchrun.Post(e.ctx, e.k8s, clientKey(run), res); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(&wf), &wf); err != nil {
+		t.Fatal(err)
+	}
+	wf.Status.Phase = wfv1.WorkflowSucceeded
+	if err := e.k8s.Update(e.ctx, &wf); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunPhase(run, v1alpha1.BenchmarkSucceeded, 15*time.Second)
+	if len(run.Status.Results) != 4 || len(run.Status.Recommendations) != 2 || run.Status.Results[3].P90Ms != "2.00" || run.Status.Results[0].Recall != "0.9900" {
+		t.Errorf("run status after the report: %+v", run.Status)
+	}
+	t.Logf("recommendations from the reported table: %+v", run.Status.Recommendations)
+
+	// ttlAfterFinished: the Workflow goes, the run and its results stay.
+	e.eventually(20*time.Second, func() (bool, string) {
+		err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(&wf), &wf)
+		return apierrors.IsNotFound(err), fmt.Sprintf("workflow still there: %v", err)
+	})
+	if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil || len(run.Status.Results) != 4 {
+		t.Errorf("run after the TTL: %v, %d results", err, len(run.Status.Results))
+	}
 }

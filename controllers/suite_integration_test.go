@@ -28,7 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	// Reconcile errors are expected in fault tests; only the conditions they leave are asserted.
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
-	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.OpenSearch))
+	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.Argo|testsupport.OpenSearch))
 }
 
 // fastOptions make the operator notice changes within seconds in tests.

@@ -133,6 +133,22 @@ func (c *ControlPlane) StartScheduling() error {
 	return nil
 }
 
+// InstallArgoCRDs installs Argo Workflows' Workflow and WorkflowTemplate CRDs from the
+// argo-workflows Go module the project pins, so the operator can create Workflows without
+// an Argo controller (tests play it by writing Workflow status).
+func (c *ControlPlane) InstallArgoCRDs() error {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-workflows/v3").Output()
+	if err != nil {
+		return fmt.Errorf("locating the argo-workflows module: %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "manifests", "base", "crds", "full")
+	_, err = envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(dir, "argoproj.io_workflows.yaml"),
+		filepath.Join(dir, "argoproj.io_workflowtemplates.yaml"),
+	}})
+	return err
+}
+
 // Log is the log of a component StartScheduling started.
 func (c *ControlPlane) Log(component string) string {
 	out, _ := os.ReadFile(filepath.Join(c.workDir, component+".log"))

@@ -21,6 +21,8 @@ const (
 	OpenSearch
 	// Scheduling adds the real kube-scheduler and kube-controller-manager to Kube.
 	Scheduling
+	// Argo adds Argo Workflows' CRDs (from the pinned Go module) to Kube.
+	Argo
 )
 
 // SharedNodeEnv names the environment variable with the URL of an OpenSearch node that
@@ -50,6 +52,11 @@ func Main(m *testing.M, parts Parts) int {
 		defer controlPlane.Stop()
 		if parts&Scheduling != 0 {
 			if err := controlPlane.StartScheduling(); err != nil {
+				return fail(err)
+			}
+		}
+		if parts&Argo != 0 {
+			if err := controlPlane.InstallArgoCRDs(); err != nil {
 				return fail(err)
 			}
 		}
