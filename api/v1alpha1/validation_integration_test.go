@@ -427,3 +427,47 @@ func TestInvalidSnapshotSpecsAreRefused(t *testing.T) {
 	vs.Spec.Indices = []string{"a", "b"}
 	expectRefused(t, c.Update(ctx, vs), []string{"spec", "immutable"})
 }
+
+func TestInvalidBenchmarkRunsAreRefused(t *testing.T) {
+	c := newClient(t)
+	valid := func() *v1alpha1.BenchmarkRun {
+		return &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{
+			IndexRef: v1alpha1.LocalObjectReference{Name: "products"},
+			Workload: v1alpha1.BenchmarkWorkload{Dataset: v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: 1000}}},
+		}}
+	}
+	cases := []struct {
+		name   string
+		mutate func(*v1alpha1.BenchmarkRun)
+		want   []string
+	}{
+		{"no dataset", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Dataset = v1alpha1.BenchmarkDataset{} }, []string{"spec.workload.dataset", "exactly one of generated and hdf5"}},
+		{"both datasets", func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.Dataset.HDF5 = &v1alpha1.HDF5Dataset{Path: "/data/sift.hdf5"}
+		}, []string{"spec.workload.dataset", "exactly one of generated and hdf5"}},
+		{"argo without template", func(r *v1alpha1.BenchmarkRun) { r.Spec.Runner.Type = "Argo" }, []string{"spec.runner.workflowTemplateRef", "required when spec.runner.type is Argo"}},
+		{"local with an image", func(r *v1alpha1.BenchmarkRun) { r.Spec.Runner.Image = "x" }, []string{"spec.runner", "Argo runner only"}},
+		{"unknown runner", func(r *v1alpha1.BenchmarkRun) { r.Spec.Runner.Type = "Jenkins" }, []string{"spec.runner.type", "Unsupported value"}},
+		{"zero clients", func(r *v1alpha1.BenchmarkRun) { r.Spec.Clients = []int32{0} }, []string{"spec.clients[0]"}},
+		{"tiny dataset", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Dataset.Generated.Count = 10 }, []string{"spec.workload.dataset.generated.count"}},
+		{"unknown load", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Load = "Always" }, []string{"spec.workload.load", "Unsupported value"}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := valid()
+			r.Name, r.Namespace = fmt.Sprintf("bad-run-%d", i), "default"
+			tc.mutate(r)
+			expectRefused(t, c.Create(context.Background(), r), tc.want)
+		})
+	}
+	r := valid()
+	r.Name, r.Namespace = "fixed-run", "default"
+	if err := c.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Spec.SliceCounts) != 4 || len(r.Spec.Clients) != 3 || r.Spec.Workload.Load != "IfIncomplete" {
+		t.Errorf("defaults not applied: %+v", r.Spec)
+	}
+	r.Spec.Clients = []int32{8}
+	expectRefused(t, c.Update(context.Background(), r), []string{"spec", "immutable"})
+}

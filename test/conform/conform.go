@@ -29,6 +29,7 @@ var Kinds = []string{
 	"monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule",
 	"vectorpilot.io/v1alpha1/SearchCluster", "vectorpilot.io/v1alpha1/VectorIndex",
 	"vectorpilot.io/v1alpha1/VectorSnapshot", "vectorpilot.io/v1alpha1/SnapshotPolicy",
+	"vectorpilot.io/v1alpha1/BenchmarkRun",
 }
 
 // SchemaDir is the folder of the shipped schemas.
