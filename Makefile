@@ -18,12 +18,14 @@ build:
 tools:
 	hack/install-tools.sh
 
-## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server
+## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server,
+## promtool, OpenSearch Benchmark
 real-parts:
 	hack/install-kube.sh
 	hack/install-opensearch.sh >/dev/null
 	hack/install-s3.sh >/dev/null
 	hack/install-promtool.sh >/dev/null
+	hack/install-osb.sh >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies
 manifests: tools

@@ -1,0 +1,139 @@
+// Package osb runs OpenSearch Benchmark, installed from PyPI, against the real node with
+// the workload workflows/ ships, reads its test_run.json into vectorpilot's result table,
+// and measures the same cell with vectorpilot's engine for comparison.
+package osb
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	osbparse "github.com/vectorpilot/vectorpilot/internal/osb"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch)) }
+
+// shippedWorkload writes the workload of workflows/osb-workload.yaml into a folder.
+func shippedWorkload(t *testing.T, root string) string {
+	raw, err := os.ReadFile(filepath.Join(root, "workflows", "osb-workload.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict(raw, &cm); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, content := range cm.Data {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestOpenSearchBenchmarkCellMatchesTheEngine(t *testing.T) {
+	root := testsupport.Root(t)
+	osbBin := filepath.Join(root, "bin", "venv-osb", "bin", "opensearch-benchmark")
+	if _, err := os.Stat(osbBin); err != nil {
+		t.Fatalf("OpenSearch Benchmark missing at %s: run hack/install-osb.sh (make test does)", osbBin)
+	}
+	url := testsupport.OpenSearchURL(t)
+	c, err := opensearch.New(opensearch.Config{Endpoint: url, RequestTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	index := "osb-compare"
+	spec := v1alpha1.VectorIndexSpec{Shards: 1, RefreshInterval: "1s",
+		Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 32, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x",
+			Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfConstruction: ptr.To[int32](128), EfSearch: ptr.To[int32](100)}}}},
+		Search: v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}}}
+	props, err := indexspec.Properties(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.DeleteIndex(ctx, index)
+	if err := c.CreateIndex(ctx, index, indexspec.CreateSettings(&spec), props, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.DeleteIndex(context.Background(), index) })
+	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 200, Dim: 32, Seed: 3})
+	exact := dataset.ExactKNN(base, queries, 10)
+	if err := bench.LoadInSegments(ctx, c, index, "embedding", base, 2, 1000, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := bench.SetSlices(ctx, c, index, 1); err != nil {
+		t.Fatal(err)
+	}
+
+	// OpenSearch Benchmark: 1 client, 100 warm-up and 2000 measured queries.
+	work := t.TempDir()
+	qPath, nPath, err := osbparse.WriteBigANN(work, queries, exact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workload := shippedWorkload(t, root)
+	hdf5 := filepath.Join(work, "queries.hdf5")
+	if out, err := exec.Command(filepath.Join(root, "bin", "venv-osb", "bin", "python"), filepath.Join(workload, "to_hdf5.py"), qPath, nPath, hdf5).CombinedOutput(); err != nil {
+		t.Fatalf("to_hdf5.py: %v\n%s", err, out)
+	}
+	runID := "vectorpilot-osb-test"
+	runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, osbBin, "run", "--pipeline=benchmark-only", "--offline", "--workload-path="+workload,
+		"--target-hosts="+url, "--test-run-id="+runID,
+		"--workload-params=target_index_name:"+index+",target_field_name:embedding,query_k:10,search_clients:1,warmup_iterations:100,iterations:2000,queries_path:"+hdf5)
+	cmd.Env = append(os.Environ(), "HOME="+work) // OSB keeps its state under ~/.benchmark
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opensearch-benchmark: %v\n%s", err, out)
+	}
+	osbTook := time.Since(start)
+	raw, err := os.ReadFile(filepath.Join(work, ".benchmark", "benchmarks", "test-runs", runID, "test_run.json"))
+	if err != nil {
+		t.Fatalf("no test_run.json: %v\n%s", err, out)
+	}
+	osbCell, err := osbparse.Parse(raw)
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(work, ".benchmark", "logs", "benchmark.log"))
+		t.Fatalf("%v\nOSB log (end):\n%s", err, tail(string(log), 3000))
+	}
+
+	// vectorpilot's engine, same index, slices and clients, right after.
+	cfg := bench.SweepConfig{Index: index, Field: "embedding", Queries: queries, Exact: exact, K: 10, Warmup: 2 * time.Second, Duration: 8 * time.Second}
+	if err := bench.Warmup(ctx, c, cfg, 1); err != nil {
+		t.Fatal(err)
+	}
+	ours, _, err := bench.Measure(ctx, c, cfg, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("OSB 2.4.0 (%s wall): p50 %.2f p90 %.2f p99 %.2f ms, %.0f qps, recall@10 %.4f", osbTook.Round(time.Second), osbCell.P50Ms, osbCell.P90Ms, osbCell.P99Ms, osbCell.QPS, osbCell.Recall)
+	t.Logf("vectorpilot engine:     p50 %.2f p90 %.2f p99 %.2f ms, %.0f qps, recall@10 %.4f", ours.P50Ms, ours.P90Ms, ours.P99Ms, ours.QPS, ours.Recall)
+	t.Logf("p90 ratio OSB / vectorpilot = %.2f", osbCell.P90Ms/ours.P90Ms)
+	if osbCell.P90Ms <= 0 || osbCell.QPS <= 0 || osbCell.Recall < 0.9 || ours.Recall < 0.9 {
+		t.Errorf("implausible: OSB %+v, engine %+v", osbCell, ours)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
