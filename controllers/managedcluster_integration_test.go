@@ -81,7 +81,25 @@ func ensureNodes(e *env) {
 
 func pool(name string, level v1alpha1.SIMDLevel, replicas int32, roles ...v1alpha1.NodeRole) v1alpha1.NodePool {
 	return v1alpha1.NodePool{Name: name, Roles: roles, Replicas: replicas, SIMD: level,
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")}}}
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}
+}
+
+// releaseNodes removes the test's StatefulSets and force-deletes their pods when the test
+// ends: without a garbage collector and a kubelet they would hold the shared nodes'
+// capacity for the tests after it.
+func releaseNodes(e *env) {
+	e.t.Cleanup(func() {
+		ctx := context.Background()
+		// The cluster first, so the running operator does not put its StatefulSets back.
+		_ = e.k8s.DeleteAllOf(ctx, &v1alpha1.SearchCluster{}, client.InNamespace(e.ns))
+		_ = e.k8s.DeleteAllOf(ctx, &appsv1.StatefulSet{}, client.InNamespace(e.ns))
+		var pods corev1.PodList
+		if err := e.k8s.List(ctx, &pods, client.InNamespace(e.ns)); err == nil {
+			for i := range pods.Items {
+				_ = e.k8s.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0))
+			}
+		}
+	})
 }
 
 func (e *env) pods(sc *v1alpha1.SearchCluster) []corev1.Pod {
@@ -101,6 +119,7 @@ func TestManagedPoolsLandOnMatchingCPUs(t *testing.T) {
 	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return url }
 	e := startOperatorWith(t, opts)
 	ensureNodes(e)
+	releaseNodes(e)
 
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "simd", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version: "3.6.0",
@@ -313,6 +332,7 @@ func TestManagedRollingRestart(t *testing.T) {
 	opts.RolloutPollInterval = 500 * time.Millisecond
 	e := startOperatorWith(t, opts)
 	ensureNodes(e)
+	releaseNodes(e)
 
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "roll", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version: "3.6.0",
