@@ -95,12 +95,32 @@ for k in ("index.search.concurrent_segment_search.mode", "index.search.concurren
     print("  OpenSearch now has %s = %s" % (k, s.get(k)))'
 "$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7
 
-step "7. Benchmark sweep on a copy of the data, then let the autotuner choose the slice count"
-"$BIN_DIR/vectorpilot" bench sweep --url "$url" --create --index products-bench --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7 \
-  --segments 6 --slices 1,2,4,0 --clients 1,2 --warmup 2s --duration "${DEMO_CELL:-5s}" --out "$run/bench"
-curl -fsS -XDELETE "$url/products-bench" >/dev/null
-kubectl -n "$ns" create configmap products-bench --from-file=results.json="$run/bench/results.json"
-kubectl -n "$ns" patch vectorindex products --type=merge -p '{"spec":{"tuning":{"mode":"Auto","cpuHeadroomPercent":20,"minGainPerCpuPercent":"1","benchmarkRef":{"configMap":{"name":"products-bench"}}}}}'
+step "7. A BenchmarkRun measures slice settings × clients on the index; the tuner applies its choice"
+kubectl -n "$ns" apply -f - <<YAML
+apiVersion: vectorpilot.io/v1alpha1
+kind: BenchmarkRun
+metadata: {name: products-sweep}
+spec:
+  indexRef: {name: products}
+  workload:
+    dataset: {generated: {count: $DEMO_VECTORS, queries: 200, seed: 7}}   # what step 5 loaded
+    load: Never
+    warmup: 2s
+    duration: ${DEMO_CELL:-5s}
+  sliceCounts: [1, 2, 4, 0]
+  clients: [1, 2]
+  runner: {type: Local}
+YAML
+for _ in $(seq 1 600); do
+  phase=$(kubectl -n "$ns" get benchmarkrun products-sweep -o jsonpath='{.status.phase}')
+  case "$phase" in Succeeded|Failed) break ;; esac
+  sleep 1
+done
+kubectl -n "$ns" get benchmarkruns
+[ "$phase" = Succeeded ] || die "BenchmarkRun ended $phase: $(kubectl -n "$ns" get benchmarkrun products-sweep -o jsonpath='{.status.conditions[?(@.type=="Degraded")].message}')"
+"$BIN_DIR/vectorpilot" bench chart products-sweep -n "$ns" --out "$run/bench"
+# No benchmarkRef: the tuner reads the index's latest succeeded BenchmarkRun.
+kubectl -n "$ns" patch vectorindex products --type=merge -p '{"spec":{"tuning":{"mode":"Auto","cpuHeadroomPercent":20,"minGainPerCpuPercent":"1"}}}'
 kubectl -n "$ns" wait --for=condition=Tuned vectorindex/products --timeout=60s >/dev/null
 kubectl -n "$ns" get vectorindex products -o jsonpath='  tuner chose slice setting {.status.tuning.sliceCount} at {.status.tuning.loadClients} clients: {.status.tuning.reason}{"\n"}'
 echo "  chart: $run/bench/chart.svg   table: $run/bench/results.csv"
@@ -147,7 +167,7 @@ kubectl -n "$ns" wait --for=condition=Ready vectorindex/products --timeout=120s 
 "$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7 | sed 's/^/  restored: /'
 
 step "Summary"
-kubectl -n "$ns" get searchclusters,vectorindices,snapshotpolicies,vectorsnapshots -o wide
+kubectl -n "$ns" get searchclusters,vectorindices,benchmarkruns,snapshotpolicies,vectorsnapshots -o wide
 echo
 kubectl -n "$ns" get events.events.k8s.io --sort-by=.metadata.creationTimestamp \
   -o custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note | sed 's/^/  /'

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
@@ -128,7 +129,7 @@ func newBenchStepCommands() []*cobra.Command {
 		c.Flags().IntVar(&clients, "clients", 1, "closed-loop clients")
 	}
 	measure.Flags().StringVar(&out, "out", "/tmp/cell.json", "where to write the cell")
-	return []*cobra.Command{prepare, setSlices, warmup, measure, newBenchReportCommand(), newBenchExportBigANNCommand(), newBenchOSBCellCommand()}
+	return []*cobra.Command{prepare, setSlices, warmup, measure, newBenchReportCommand(), newBenchExportBigANNCommand(), newBenchOSBCellCommand(), newBenchChartCommand()}
 }
 
 func (s *stepFlags) open() (*opensearch.Client, benchrun.Data, error) {
@@ -231,5 +232,49 @@ func newBenchOSBCellCommand() *cobra.Command {
 	f.IntVar(&slices, "slices", 1, "the slice setting the run measured")
 	f.IntVar(&clients, "clients", 1, "the run's search clients")
 	f.StringVar(&out, "out", "cell.json", "where to write the cell")
+	return cmd
+}
+
+// newBenchChartCommand writes a BenchmarkRun's results as the sweep's files (results.json,
+// results.csv, chart.svg) and prints its table and recommendations.
+func newBenchChartCommand() *cobra.Command {
+	var namespace, outDir string
+	cmd := &cobra.Command{
+		Use:   "chart RUN",
+		Short: "Write a BenchmarkRun's table as results.json, results.csv and chart.svg, and print it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return err
+			}
+			k8s, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
+			if err != nil {
+				return err
+			}
+			var run v1alpha1.BenchmarkRun
+			if err := k8s.Get(cmd.Context(), types.NamespacedName{Namespace: namespace, Name: args[0]}, &run); err != nil {
+				return err
+			}
+			table, err := benchrun.Table(run.Status)
+			if err != nil {
+				return fmt.Errorf("BenchmarkRun %s (%s): %w", run.Name, run.Status.Phase, err)
+			}
+			rep := bench.Report{Index: run.Spec.IndexRef.Name, Cores: table.Cores, Segments: table.Segments}
+			out := cmd.OutOrStdout()
+			fmt.Fprintln(out, bench.TableHeader)
+			for _, m := range table.Results {
+				cell := bench.Cell{Measurement: m}
+				rep.Results = append(rep.Results, cell)
+				fmt.Fprintln(out, bench.Row(cell))
+			}
+			for _, r := range run.Status.Recommendations {
+				fmt.Fprintf(out, "  at %d client(s): %s (%s)\n", r.Clients, bench.SliceLabel(int(r.SliceCount)), r.Reason)
+			}
+			return writeSweepOutputs(outDir, rep)
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the BenchmarkRun")
+	cmd.Flags().StringVar(&outDir, "out", "bench-results", "folder for results.json, results.csv and chart.svg")
 	return cmd
 }
