@@ -6,14 +6,21 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/observe"
 )
 
@@ -139,4 +146,20 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:  mgr.GetEventRecorder("vectorpilot-vectorindex"),
 		Options:   opts,
 	}).SetupWithManager(mgr)
+}
+
+// CacheOptions are the manager's cache settings: only the watched namespace when one is
+// given, and for the kinds a managed cluster is made of only the objects vectorpilot
+// built (label app.kubernetes.io/managed-by=vectorpilot), so the operator does not hold
+// every Pod, Service and ConfigMap of the cluster in memory.
+func CacheOptions(watchNamespace string) cache.Options {
+	ours := labels.SelectorFromSet(labels.Set{managed.ManagedByLabel: managed.ManagedBy})
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}} {
+		opts.ByObject[obj] = cache.ByObject{Label: ours}
+	}
+	if watchNamespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
+	}
+	return opts
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -64,9 +63,7 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 		LeaderElectionNamespace:       opts.leaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
-	}
-	if opts.watchNamespace != "" {
-		mgrOpts.Cache.DefaultNamespaces = map[string]cache.Config{opts.watchNamespace: {}}
+		Cache:                         controllers.CacheOptions(opts.watchNamespace),
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {

@@ -34,6 +34,9 @@ const (
 	ConfigHashAnnotation = "vectorpilot.io/config-hash"
 	// VersionAnnotation is the OpenSearch version of a pod, for upgrade ordering.
 	VersionAnnotation = "vectorpilot.io/version"
+	// ManagedByLabel marks every object the operator builds; its cache holds only those.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "vectorpilot"
 )
 
 // Ports and paths of the OpenSearch container.
@@ -98,14 +101,14 @@ func InitialClusterManagerNodes(sc *v1alpha1.SearchCluster) []string {
 
 func labels(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]string {
 	l := map[string]string{
-		"app.kubernetes.io/name":       "opensearch",
-		"app.kubernetes.io/instance":   sc.Name,
-		"app.kubernetes.io/component":  p.Name,
-		"app.kubernetes.io/managed-by": "vectorpilot",
-		ClusterLabel:                   sc.Name,
-		PoolLabel:                      p.Name,
-		ClusterManagerLabel:            fmt.Sprint(IsClusterManager(p)),
-		DataLabel:                      fmt.Sprint(hasRole(p, v1alpha1.RoleData)),
+		"app.kubernetes.io/name":      "opensearch",
+		"app.kubernetes.io/instance":  sc.Name,
+		"app.kubernetes.io/component": p.Name,
+		ManagedByLabel:                ManagedBy,
+		ClusterLabel:                  sc.Name,
+		PoolLabel:                     p.Name,
+		ClusterManagerLabel:           fmt.Sprint(IsClusterManager(p)),
+		DataLabel:                     fmt.Sprint(hasRole(p, v1alpha1.RoleData)),
 	}
 	return l
 }
@@ -405,7 +408,7 @@ func ClientService(sc *v1alpha1.SearchCluster) *corev1.Service {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: ClientServiceName(sc), Namespace: sc.Namespace, Labels: map[string]string{
 			"app.kubernetes.io/name": "opensearch", "app.kubernetes.io/instance": sc.Name,
-			"app.kubernetes.io/managed-by": "vectorpilot", ClusterLabel: sc.Name}},
+			ManagedByLabel: ManagedBy, ClusterLabel: sc.Name}},
 		Spec: corev1.ServiceSpec{
 			Selector: ClusterSelector(sc),
 			Ports:    []corev1.ServicePort{{Name: "http", Port: HTTPPort, TargetPort: intstr.FromString("http")}},
