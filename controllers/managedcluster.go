@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
@@ -302,13 +304,26 @@ func ordinal(podName string) int {
 // rollOut deletes the outdated pods the predicates allow; their StatefulSet recreates them
 // on the new revision.
 func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.SearchCluster, obs poolObservation) (rollout.Plan, error) {
-	pending := 0
+	pending, available := 0, obs.missing == 0
 	for _, p := range obs.pods {
 		if p.Outdated {
 			pending++
 		}
+		available = available && p.Ready && !p.Terminating
 	}
-	if pending == 0 {
+	if available && (pending > 0 || sc.Status.Rollout != nil) {
+		// Every node is back: let replicas allocate again before the next restart. A cluster
+		// that does not answer is retried on the next reconcile; its health holds restarts.
+		if err := r.allowAllocation(ctx, sc); err != nil {
+			logf.FromContext(ctx).Info("could not lift the shard allocation restriction yet", "error", err.Error())
+		}
+	}
+	switch {
+	case pending == 0 && sc.Status.Rollout != nil && !available:
+		// The last restarted pods are coming back; the rollout ends when they are ready.
+		sc.Status.Rollout = &v1alpha1.RolloutStatus{Message: "waiting for the restarted pods to be ready"}
+		return rollout.Plan{}, nil
+	case pending == 0:
 		sc.Status.Rollout = nil
 		return rollout.Plan{}, nil
 	}
@@ -319,6 +334,11 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 		VersionUpgrade: obs.upgrade,
 		Health:         r.health().Health(ctx, sc),
 	})
+	if restartsReadyPod(plan, obs.pods) {
+		if err := r.prepareRestart(ctx, sc); err != nil {
+			plan.Restart, plan.BlockedBy, plan.Reason = nil, "prepare_restart", err.Error()
+		}
+	}
 	for _, name := range plan.Restart {
 		pod := &corev1.Pod{}
 		if err := r.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: name}, pod); err != nil {
@@ -332,6 +352,50 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 	}
 	sc.Status.Rollout = &v1alpha1.RolloutStatus{PendingPods: int32(plan.Pending), BlockedBy: plan.BlockedBy, Message: plan.Reason}
 	return plan, nil
+}
+
+// allocationSetting is what a rolling restart sets to primaries while a node is down, as
+// the OpenSearch rolling-restart procedure says: the cluster does not start copying the
+// node's replicas elsewhere for a restart of a minute.
+const allocationSetting = "cluster.routing.allocation.enable"
+
+func restartsReadyPod(plan rollout.Plan, pods []rollout.Pod) bool {
+	for _, p := range pods {
+		if p.Ready && slices.Contains(plan.Restart, p.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareRestart restricts allocation to primaries and flushes, before a serving node
+// goes down. A node that is not ready is restarted without it: its cluster may not answer.
+func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	os, err := r.Resolver.ClientFor(ctx, sc)
+	if err != nil {
+		return err
+	}
+	if err := os.PutPersistentClusterSettings(ctx, map[string]any{allocationSetting: "primaries"}); err != nil {
+		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
+	}
+	if err := os.Flush(ctx); err != nil {
+		return fmt.Errorf("flushing before a restart: %w", err)
+	}
+	return nil
+}
+
+// allowAllocation lifts the restriction prepareRestart set. A persistent primaries setting
+// found here is taken to be the rollout's own.
+func (r *SearchClusterReconciler) allowAllocation(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	os, err := r.Resolver.ClientFor(ctx, sc)
+	if err != nil {
+		return err
+	}
+	v, err := os.PersistentClusterSetting(ctx, allocationSetting)
+	if err != nil || v != "primaries" {
+		return err
+	}
+	return os.PutPersistentClusterSettings(ctx, map[string]any{allocationSetting: nil})
 }
 
 func (r *SearchClusterReconciler) health() HealthSource {

@@ -397,9 +397,27 @@ func TestManagedRollingRestart(t *testing.T) {
 		r := sc.Status.Rollout
 		return r != nil && r.BlockedBy == "require_started_replica", fmt.Sprintf("rollout %+v", r)
 	})
-	// Green again: the rollout finishes.
+	// Green again: the rollout finishes. Each restart of a serving node is prepared the way
+	// OpenSearch's rolling-restart procedure says (allocation restricted to primaries,
+	// flush) on the real node the operator talks to, and the restriction is lifted after.
+	os := osClient(t, url)
+	restricted := make(chan bool, 1)
+	go func() {
+		seen := false
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !seen; time.Sleep(50 * time.Millisecond) {
+			v, _ := os.PersistentClusterSetting(context.Background(), "cluster.routing.allocation.enable")
+			seen = v == "primaries"
+		}
+		restricted <- seen
+	}()
 	health.set(rollout.Health{Status: "green"})
 	waitRolledOut(e, sc, 90*time.Second)
+	if !<-restricted {
+		t.Error("shard allocation was never restricted to primaries during the rollout")
+	}
+	if v, err := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); err != nil || v != "" {
+		t.Errorf("after the rollout cluster.routing.allocation.enable = %q (%v), want it reset", v, err)
+	}
 	restarts, worst, managersDown := k.snapshot()
 	t.Logf("config rollout: %d restarts in %s, order %v, at most %d pods unavailable, %d cluster managers down", len(restarts), time.Since(start).Round(time.Second), restarts, worst, managersDown)
 	if len(restarts) != 6 {

@@ -279,3 +279,27 @@ func (c *Client) Shards(ctx context.Context) ([]ShardCopy, error) {
 	err := c.do(ctx, http.MethodGet, "/_cat/shards?format=json&h=index,shard,prirep,state,node", nil, &out)
 	return out, err
 }
+
+// PutPersistentClusterSettings sets persistent cluster settings; a nil value resets one.
+func (c *Client) PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error {
+	return c.do(ctx, http.MethodPut, "/_cluster/settings", map[string]any{"persistent": settings}, nil)
+}
+
+// PersistentClusterSetting reads one persistent cluster setting, "" when unset.
+func (c *Client) PersistentClusterSetting(ctx context.Context, key string) (string, error) {
+	var out struct {
+		Persistent map[string]any `json:"persistent"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cluster/settings?flat_settings=true", nil, &out); err != nil {
+		return "", err
+	}
+	if v, ok := out.Persistent[key]; ok {
+		return fmt.Sprint(v), nil
+	}
+	return "", nil
+}
+
+// Flush flushes every index, so a restarted node recovers its shards from disk quickly.
+func (c *Client) Flush(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/_flush", nil, nil)
+}
