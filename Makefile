@@ -25,7 +25,7 @@ real-parts:
 	hack/install-opensearch.sh >/dev/null
 	hack/install-s3.sh >/dev/null
 	hack/install-promtool.sh >/dev/null
-	hack/install-osb.sh >/dev/null
+	hack/install-python.sh hack/requirements-osb.txt venv-osb >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies
 manifests: tools

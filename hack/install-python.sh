@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Installs hack/requirements.txt into a venv under bin/venv. Idempotent: skipped while the
-# requirements are unchanged since the last install. Prints the venv's folder.
+# Installs a pinned requirements file into a venv under bin/ and prints the venv's folder:
+#   install-python.sh                                   hack/requirements.txt → bin/venv
+#   install-python.sh hack/requirements-osb.txt venv-osb  OpenSearch Benchmark in its own
+#                                                       venv (its pins would fight bin/venv's)
+# Idempotent: skipped while the requirements are unchanged since the last install.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-venv="$BIN_DIR/venv"
-want=$(sha256sum "$ROOT_DIR/hack/requirements.txt" | cut -d' ' -f1)
+requirements="$ROOT_DIR/${1:-hack/requirements.txt}"
+venv="$BIN_DIR/${2:-venv}"
+want=$(sha256sum "$requirements" | cut -d' ' -f1)
 if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
-  log "installing hack/requirements.txt into $venv"
+  log "installing ${requirements#"$ROOT_DIR"/} into $venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$ROOT_DIR/hack/requirements.txt"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
   echo "$want" >"$venv/.requirements.sha256"
 fi
 echo "$venv"

@@ -49,7 +49,7 @@ func TestOpenSearchBenchmarkCellMatchesTheEngine(t *testing.T) {
 	root := testsupport.Root(t)
 	osbBin := filepath.Join(root, "bin", "venv-osb", "bin", "opensearch-benchmark")
 	if _, err := os.Stat(osbBin); err != nil {
-		t.Fatalf("OpenSearch Benchmark missing at %s: run hack/install-osb.sh (make test does)", osbBin)
+		t.Fatalf("OpenSearch Benchmark missing at %s: run hack/install-python.sh hack/requirements-osb.txt venv-osb (make test does)", osbBin)
 	}
 	url := testsupport.OpenSearchURL(t)
 	c, err := opensearch.New(opensearch.Config{Endpoint: url, RequestTimeout: time.Minute})
