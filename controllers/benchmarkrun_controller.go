@@ -2,13 +2,13 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,18 +89,12 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		result = r.runLocal(ctx, &run, &vi)
 	}
 	run.Status.ObservedGeneration = run.Generation
-	if !equalStatus(before, &run.Status) {
+	if !equality.Semantic.DeepEqual(before, &run.Status) {
 		if err := r.Status().Update(ctx, &run); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	return result, nil
-}
-
-func equalStatus(a, b *v1alpha1.BenchmarkRunStatus) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
 }
 
 // setRunState sets the phase and the three conditions; a finished run gets its completion

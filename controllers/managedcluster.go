@@ -153,36 +153,15 @@ func (r *SearchClusterReconciler) apply(ctx context.Context, sc *v1alpha1.Search
 	if err := controllerutil.SetControllerReference(sc, obj, r.Scheme()); err != nil {
 		return err
 	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	content, err := managed.Content(obj)
 	if err != nil {
 		return err
 	}
-	delete(content, "status")
-	u := &unstructured.Unstructured{Object: pruneNulls(content).(map[string]any)}
+	u := &unstructured.Unstructured{Object: content}
 	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), fieldOwner, client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
-}
-
-// pruneNulls drops null values (unset timestamps and the like) so the apply claims only
-// fields the builder sets.
-func pruneNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = pruneNulls(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = pruneNulls(e)
-		}
-	}
-	return v
 }
 
 // observePools reads the pods and their nodes into status.pools and the planner's view.

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -413,5 +414,35 @@ func ClientService(sc *v1alpha1.SearchCluster) *corev1.Service {
 			Selector: ClusterSelector(sc),
 			Ports:    []corev1.ServicePort{{Name: "http", Port: HTTPPort, TargetPort: intstr.FromString("http")}},
 		},
+	}
+}
+
+// Content is a built object as the operator applies it: unstructured, without status and
+// without null fields (unset timestamps and the like), so a server-side apply claims only
+// the fields the builder sets.
+func Content(obj runtime.Object) (map[string]any, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	delete(content, "status")
+	pruneNulls(content)
+	return content, nil
+}
+
+func pruneNulls(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			pruneNulls(e)
+		}
+	case []any:
+		for _, e := range x {
+			pruneNulls(e)
+		}
 	}
 }

@@ -6,7 +6,6 @@
 package conform
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -15,7 +14,10 @@ import (
 
 	"github.com/yannh/kubeconform/pkg/resource"
 	"github.com/yannh/kubeconform/pkg/validator"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
 
 // Kinds are the kinds the project renders, whose schemas are shipped.
@@ -62,26 +64,22 @@ func shared() (validator.Validator, error) {
 	return val, err
 }
 
-// Validate validates one object (a typed object, an unstructured map, or YAML/JSON bytes)
-// and returns kubeconform's findings, nil when it conforms. A kind without a shipped
-// schema is an error, never a silent pass.
+// Validate validates one object (a typed object as the operator applies it, an
+// unstructured map, or YAML/JSON bytes) and returns kubeconform's findings, nil when it
+// conforms. A kind without a shipped schema is an error, never a silent pass.
 func Validate(obj any) error {
 	v, err := shared()
 	if err != nil {
 		return err
 	}
+	if typed, ok := obj.(k8sruntime.Object); ok {
+		if obj, err = managed.Content(typed); err != nil {
+			return err
+		}
+	}
 	raw, ok := obj.([]byte)
 	if !ok {
-		if raw, err = json.Marshal(obj); err != nil {
-			return err
-		}
-		var generic map[string]any
-		if err := json.Unmarshal(raw, &generic); err != nil {
-			return err
-		}
-		// Typed objects carry unset timestamps as null; the apiserver drops them too.
-		prune(generic)
-		if raw, err = yaml.Marshal(generic); err != nil {
+		if raw, err = yaml.Marshal(obj); err != nil {
 			return err
 		}
 	}
@@ -91,25 +89,5 @@ func Validate(obj any) error {
 		return nil
 	default:
 		return fmt.Errorf("%v", res.Err)
-	}
-}
-
-func prune(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-				continue
-			}
-			prune(e)
-		}
-		if status, ok := x["status"].(map[string]any); ok && len(status) == 0 {
-			delete(x, "status")
-		}
-	case []any:
-		for _, e := range x {
-			prune(e)
-		}
 	}
 }
