@@ -37,7 +37,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		}
 		return nil
 	}
-	if r.benchmarking(ctx, vi) {
+	if run.benchmarking {
 		// Benchmark queries are not the index's load, and the run owns the slices now.
 		return nil
 	}

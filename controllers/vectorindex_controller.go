@@ -71,6 +71,8 @@ type indexRun struct {
 	tunedSlices *int
 	// stats are the index figures read once per reconcile, by the first step that needs them.
 	stats *opensearch.IndexStats
+	// benchmarking: a BenchmarkRun is measuring the index; it owns the slice settings.
+	benchmarking bool
 }
 
 // step is one named part of a reconcile. It returns an error when the next step cannot run.
@@ -95,9 +97,10 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	run := &indexRun{
-		vi:    &vi,
-		name:  vi.OpenSearchIndexName(),
-		owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)},
+		vi:           &vi,
+		name:         vi.OpenSearchIndexName(),
+		owner:        indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)},
+		benchmarking: r.benchmarking(ctx, &vi),
 	}
 	before := vi.Status.DeepCopy()
 	steps := []step{
@@ -336,7 +339,7 @@ func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *
 
 func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *indexRun) error {
 	diff := indexspec.SettingsDiff(indexspec.DynamicSettings(&run.vi.Spec, run.tunedSlices), run.live.Settings)
-	if r.benchmarking(ctx, run.vi) {
+	if run.benchmarking {
 		// A BenchmarkRun sets the slice settings cell by cell; they are put back when it ends.
 		for k := range indexspec.SliceSettings(0) {
 			delete(diff, k)
