@@ -43,21 +43,19 @@ type HealthSource interface {
 	Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health
 }
 
-// openSearchHealth reads health from the cluster itself.
+// openSearchHealth is the cluster's own health: the status the reconcile's probe has just
+// read into status.health ("" when OpenSearch did not answer), and the shard table when
+// it is yellow.
 type openSearchHealth struct{ resolver *connect.Resolver }
 
 func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health {
+	out := rollout.Health{Status: sc.Status.Health}
+	if out.Status != "yellow" {
+		return out
+	}
 	os, err := h.resolver.ClientFor(ctx, sc)
 	if err != nil {
 		return rollout.Health{}
-	}
-	info, err := os.Info(ctx)
-	if err != nil {
-		return rollout.Health{}
-	}
-	out := rollout.Health{Status: info.Health}
-	if info.Health != "yellow" {
-		return out
 	}
 	shards, err := os.Shards(ctx)
 	if err != nil {
