@@ -7,8 +7,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 func TestRetention(t *testing.T) {
@@ -74,5 +76,74 @@ func TestParseSchedule(t *testing.T) {
 		if got := s.Next(from).UTC(); !got.Equal(c.want) {
 			t.Errorf("%q in %q: next %s, want %s", c.spec, c.tz, got, c.want)
 		}
+	}
+}
+
+// TestRetentionConsidersOnlyWhatThePolicyControls: a snapshot carrying the policy's label
+// but not controlled by it (made by hand, or by an earlier policy of the same name) is
+// never a candidate for pruning.
+func TestRetentionConsidersOnlyWhatThePolicyControls(t *testing.T) {
+	policy := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: "nightly", UID: "uid-now"}}
+	yes := true
+	owned := func(name, uid string, controller bool) v1alpha1.VectorSnapshot {
+		s := v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{PolicyLabel: "nightly"}}}
+		if uid != "" {
+			ref := metav1.OwnerReference{APIVersion: "vectorpilot.io/v1alpha1", Kind: "SnapshotPolicy", Name: "nightly", UID: types.UID(uid)}
+			if controller {
+				ref.Controller = &yes
+			}
+			s.OwnerReferences = []metav1.OwnerReference{ref}
+		}
+		return s
+	}
+	got := controlledBy([]v1alpha1.VectorSnapshot{
+		owned("ours", "uid-now", true), owned("by-hand", "", false), owned("earlier-policy", "uid-before", true), owned("not-controller", "uid-now", false),
+	}, policy)
+	if len(got) != 1 || got[0].Name != "ours" {
+		t.Errorf("controlled snapshots = %v, want only ours", got)
+	}
+}
+
+func TestLatestSlotTakesOnlyTheNewestMissedRun(t *testing.T) {
+	hourly, err := parseSchedule("0 * * * *", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 11, 22, h, m, 0, 0, time.UTC) }
+	cases := []struct{ due, now, want time.Time }{
+		{at(10, 0), at(10, 0), at(10, 0)},
+		{at(10, 0), at(10, 59), at(10, 0)},
+		{at(10, 0), at(13, 30), at(13, 0)},
+	}
+	for _, c := range cases {
+		if got := latestSlot(hourly, c.due, c.now); !got.Equal(c.want) {
+			t.Errorf("latestSlot(due %s, now %s) = %s, want %s", c.due, c.now, got, c.want)
+		}
+	}
+}
+
+// TestSnapshotProgressMovesOnlyWithTheFigures: the stall clock restarts when shards or
+// bytes move, and keeps running while they do not, however long the snapshot has run.
+func TestSnapshotProgressMovesOnlyWithTheFigures(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	p := trackProgress(nil, opensearch.SnapshotProgress{ShardsTotal: 4, BytesTotal: 1000}, t0)
+	steps := []struct {
+		after    time.Duration
+		progress opensearch.SnapshotProgress
+		wantLast time.Duration
+	}{
+		{time.Minute, opensearch.SnapshotProgress{ShardsTotal: 4, BytesTotal: 1000}, 0},
+		{2 * time.Minute, opensearch.SnapshotProgress{ShardsTotal: 4, BytesDone: 10, BytesTotal: 1000}, 2 * time.Minute},
+		{3 * time.Minute, opensearch.SnapshotProgress{ShardsDone: 1, ShardsTotal: 4, BytesDone: 10, BytesTotal: 1000}, 3 * time.Minute},
+		{90 * time.Minute, opensearch.SnapshotProgress{ShardsDone: 1, ShardsTotal: 4, BytesDone: 10, BytesTotal: 1000}, 3 * time.Minute},
+	}
+	for _, s := range steps {
+		p = trackProgress(p, s.progress, t0.Add(s.after))
+		if got := p.LastProgressTime.Time.Sub(t0); got != s.wantLast {
+			t.Errorf("at +%s: last progress at +%s, want +%s", s.after, got, s.wantLast)
+		}
+	}
+	if got := lastProgress(&v1alpha1.VectorSnapshotStatus{Progress: p}); !got.Equal(t0.Add(3 * time.Minute)) {
+		t.Errorf("lastProgress = %s", got)
 	}
 }

@@ -49,9 +49,11 @@ type Options struct {
 	// SnapshotStartTimeout is how long a VectorSnapshot keeps retrying to start before it
 	// is Failed. Default 5m.
 	SnapshotStartTimeout time.Duration
-	// SnapshotTimeout is how long a snapshot may run before it is aborted and Failed: a
-	// snapshot whose object store went away can stay IN_PROGRESS indefinitely. Default 1h.
-	SnapshotTimeout time.Duration
+	// SnapshotStallTimeout is how long a running snapshot may make no progress (shards done
+	// and bytes processed not moving) before it is aborted and Failed: a snapshot whose
+	// object store went away can stay IN_PROGRESS indefinitely, while a large healthy one
+	// may run for hours. Default 30m.
+	SnapshotStallTimeout time.Duration
 	// RolloutPollInterval is how often a managed cluster whose pods start or roll is
 	// looked at again. Default 5s.
 	RolloutPollInterval time.Duration
@@ -91,8 +93,8 @@ func (o Options) withDefaults() Options {
 	if o.RolloutPollInterval == 0 {
 		o.RolloutPollInterval = 5 * time.Second
 	}
-	if o.SnapshotTimeout == 0 {
-		o.SnapshotTimeout = time.Hour
+	if o.SnapshotStallTimeout == 0 {
+		o.SnapshotStallTimeout = 30 * time.Minute
 	}
 	return o
 }

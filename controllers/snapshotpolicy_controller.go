@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,7 +51,13 @@ func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := p.Status.DeepCopy()
-	result, err := r.run(ctx, &p)
+	paused := v1alpha1.IsPaused(p.Annotations)
+	conditions.SetPaused(&p.Status.Conditions, p.Generation, paused)
+	var result ctrl.Result
+	var err error
+	if !paused {
+		result, err = r.run(ctx, &p)
+	}
 	p.Status.ObservedGeneration = p.Generation
 	if !equality.Semantic.DeepEqual(before, &p.Status) {
 		if uerr := r.Status().Update(ctx, &p); uerr != nil {
@@ -104,12 +111,13 @@ func (r *SnapshotPolicyReconciler) run(ctx context.Context, p *v1alpha1.Snapshot
 	}
 	next := schedule.Next(last)
 	if !p.Spec.Suspend && !now.Before(next) {
-		if err := r.takeSnapshot(ctx, p, now); err != nil {
+		slot := latestSlot(schedule, next, now)
+		if err := r.takeSnapshot(ctx, p, slot); err != nil {
 			return degraded(err)
 		}
-		t := metav1.NewTime(now)
+		t := metav1.NewTime(slot)
 		p.Status.LastScheduleTime = &t
-		next = schedule.Next(now)
+		next = schedule.Next(slot)
 	}
 	if err := r.applyRetention(ctx, p, snapshots, now); err != nil {
 		return ctrl.Result{}, err
@@ -130,6 +138,19 @@ func (r *SnapshotPolicyReconciler) run(ctx context.Context, p *v1alpha1.Snapshot
 		fmt.Sprintf("repository %s registered; next snapshot %s", p.Spec.Repository.Name, next.UTC().Format(time.RFC3339)))
 	// Wake at the next run, and meanwhile often enough to see snapshots finish for retention.
 	return ctrl.Result{RequeueAfter: min(time.Until(next)+time.Second, r.Options.IndexResyncInterval)}, nil
+}
+
+// latestSlot is the newest scheduled time at or before now, starting from the first due
+// one: missed runs are not made up one by one (as a CronJob's), only the latest is taken.
+func latestSlot(schedule cron.Schedule, due, now time.Time) time.Time {
+	for i := 0; i < 10000; i++ {
+		n := schedule.Next(due)
+		if n.After(now) || !n.After(due) {
+			break
+		}
+		due = n
+	}
+	return due
 }
 
 // parseSchedule parses a standard cron line or descriptor in a time zone.
@@ -158,8 +179,10 @@ func repositorySettings(repo v1alpha1.SnapshotRepository) (string, map[string]an
 	return "fs", map[string]any{"location": repo.FS.Location}
 }
 
-// takeSnapshot creates the VectorSnapshot of the selected indexes, owned by the policy.
-func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1.SnapshotPolicy, now time.Time) error {
+// takeSnapshot creates the VectorSnapshot of the selected indexes for one scheduled slot,
+// owned by the policy. Its name is the slot's, so a reconcile that created it and then
+// failed to record lastScheduleTime finds it on the next try instead of taking a second.
+func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1.SnapshotPolicy, slot time.Time) error {
 	selector := labels.Everything()
 	if p.Spec.IndexSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(p.Spec.IndexSelector)
@@ -184,7 +207,7 @@ func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1
 	sort.Strings(names)
 	vs := &v1alpha1.VectorSnapshot{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s-%d", p.Name, now.Unix()),
+			Name:      fmt.Sprintf("%s-%d", p.Name, slot.Unix()),
 			Namespace: p.Namespace,
 			Labels:    map[string]string{PolicyLabel: p.Name},
 		},
@@ -193,28 +216,54 @@ func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1
 	if err := controllerutil.SetControllerReference(p, vs, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, vs); err != nil {
+	if err := r.Create(ctx, vs); apierrors.IsAlreadyExists(err) {
+		return nil // this slot's snapshot was taken by an earlier attempt
+	} else if err != nil {
 		return err
 	}
 	r.Recorder.Eventf(p, nil, "Normal", "SnapshotScheduled", "Schedule", "created VectorSnapshot %s of %d indexes", vs.Name, len(names))
 	return nil
 }
 
+// policySnapshots are the VectorSnapshots this policy controls. The label narrows the
+// list; the controller reference decides, so a snapshot made by hand (or by an earlier
+// policy of the same name) that carries the label is never the policy's to prune.
 func (r *SnapshotPolicyReconciler) policySnapshots(ctx context.Context, p *v1alpha1.SnapshotPolicy) ([]v1alpha1.VectorSnapshot, error) {
 	var list v1alpha1.VectorSnapshotList
 	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingLabels{PolicyLabel: p.Name}); err != nil {
 		return nil, err
 	}
-	return list.Items, nil
+	return controlledBy(list.Items, p), nil
+}
+
+// controlledBy keeps the snapshots whose controller is owner (by UID).
+func controlledBy(snapshots []v1alpha1.VectorSnapshot, owner metav1.Object) []v1alpha1.VectorSnapshot {
+	var out []v1alpha1.VectorSnapshot
+	for _, s := range snapshots {
+		if metav1.IsControlledBy(&s, owner) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // applyRetention deletes the policy's snapshots beyond maxCount successful ones, and
 // successful ones older than maxAge (but never the newest); failed ones older than the
-// newest success are deleted too, as they hold nothing restorable.
+// newest success are deleted too, as they hold nothing restorable. Each is marked
+// deletionPolicy Delete first: retention is the one place that deletes backups on its
+// own, and only those it pruned.
 func (r *SnapshotPolicyReconciler) applyRetention(ctx context.Context, p *v1alpha1.SnapshotPolicy, snapshots []v1alpha1.VectorSnapshot, now time.Time) error {
 	prune := retained(p.Spec.Retention, snapshots, now)
 	for i := range prune {
-		if err := r.Delete(ctx, &prune[i]); client.IgnoreNotFound(err) != nil {
+		s := &prune[i]
+		if s.Spec.DeletionPolicy != v1alpha1.SnapshotDeletionDelete {
+			patch := client.MergeFrom(s.DeepCopy())
+			s.Spec.DeletionPolicy = v1alpha1.SnapshotDeletionDelete
+			if err := r.Patch(ctx, s, patch); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+		if err := r.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 		r.Recorder.Eventf(p, nil, "Normal", "SnapshotPruned", "Retention", "deleted VectorSnapshot %s (%s)", prune[i].Name, prune[i].Status.Phase)
@@ -260,6 +309,8 @@ func retained(ret v1alpha1.SnapshotRetention, snapshots []v1alpha1.VectorSnapsho
 }
 
 // SetupWithManager registers the reconciler; a VectorSnapshot it owns finishing wakes it.
+// Deleting a policy garbage-collects its VectorSnapshot objects, whose deletionPolicy
+// (Retain unless retention pruned them) keeps every snapshot in the repository.
 func (r *SnapshotPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.SnapshotPolicy{}).

@@ -54,11 +54,14 @@ func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			return ctrl.Result{}, err
 		}
 	}
-	if vs.Status.Phase == v1alpha1.SnapshotSucceeded || vs.Status.Phase == v1alpha1.SnapshotFailed {
-		return ctrl.Result{}, nil
-	}
 	before := vs.Status.DeepCopy()
-	result, err := r.advance(ctx, &vs)
+	paused := v1alpha1.IsPaused(vs.Annotations)
+	conditions.SetPaused(&vs.Status.Conditions, vs.Generation, paused)
+	var result ctrl.Result
+	var err error
+	if !paused && vs.Status.Phase != v1alpha1.SnapshotSucceeded && vs.Status.Phase != v1alpha1.SnapshotFailed {
+		result, err = r.advance(ctx, &vs)
+	}
 	vs.Status.ObservedGeneration = vs.Generation
 	if !equality.Semantic.DeepEqual(before, &vs.Status) {
 		if uerr := r.Status().Update(ctx, &vs); uerr != nil {
@@ -114,14 +117,27 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 	if opensearch.IsNotFound(err) {
 		return fail("SnapshotMissing", fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
 	}
-	timedOut := st.StartTime != nil && time.Since(st.StartTime.Time) > r.Options.SnapshotTimeout
-	if err != nil && !timedOut {
+	now := time.Now()
+	if err == nil {
+		st.Progress = trackProgress(st.Progress, info.Progress, now)
+	}
+	stalled := false
+	if last := lastProgress(st); !last.IsZero() {
+		stalled = now.Sub(last) > r.Options.SnapshotStallTimeout
+	}
+	if err != nil && !stalled {
 		return r.retry(vs, err)
 	}
-	if err != nil || (timedOut && info.State == "IN_PROGRESS") {
-		// Deleting a running snapshot aborts it; if even that fails, the snapshot is still
-		// reported Failed so the policy's next one is not blocked behind it.
-		msg := fmt.Sprintf("snapshot %s did not finish within %s", st.SnapshotName, r.Options.SnapshotTimeout)
+	if err != nil || (stalled && info.State == "IN_PROGRESS") {
+		// A snapshot is judged by its progress, not its age: a large one may run for hours,
+		// but one whose shards and bytes have not moved for the stall timeout is stuck
+		// (its object store went away). Deleting a running snapshot aborts it; if even
+		// that fails, the snapshot is still reported Failed so the policy's next one is
+		// not blocked behind it.
+		msg := fmt.Sprintf("snapshot %s made no progress for %s", st.SnapshotName, r.Options.SnapshotStallTimeout)
+		if p := st.Progress; p != nil {
+			msg += fmt.Sprintf(" (%d of %d shards, %d of %d bytes)", p.ShardsDone, p.ShardsTotal, p.BytesDone, p.BytesTotal)
+		}
 		if err != nil {
 			msg += "; last status read failed: " + err.Error()
 		}
@@ -130,7 +146,7 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		} else {
 			msg += "; aborted"
 		}
-		return fail("SnapshotTimeout", msg)
+		return fail("SnapshotStalled", msg)
 	}
 	st.Shards = &v1alpha1.ShardCounts{Total: info.Shards.Total, Successful: info.Shards.Successful, Failed: info.Shards.Failed}
 	switch info.State {
@@ -186,13 +202,43 @@ func shortUID(uid types.UID) string {
 	return s[:min(8, len(s))]
 }
 
-// finalize deletes the snapshot from the repository, then lets the object go. If the
-// cluster object is gone, the snapshot is left in the repository.
+// trackProgress records a running snapshot's figures, moving lastProgressTime only when
+// they moved.
+func trackProgress(prev *v1alpha1.SnapshotProgress, now opensearch.SnapshotProgress, at time.Time) *v1alpha1.SnapshotProgress {
+	next := &v1alpha1.SnapshotProgress{ShardsDone: now.ShardsDone, ShardsTotal: now.ShardsTotal, BytesDone: now.BytesDone, BytesTotal: now.BytesTotal}
+	if prev != nil && prev.LastProgressTime != nil && prev.ShardsDone == next.ShardsDone && prev.BytesDone == next.BytesDone {
+		next.LastProgressTime = prev.LastProgressTime
+	} else {
+		t := metav1.NewTime(at)
+		next.LastProgressTime = &t
+	}
+	return next
+}
+
+// lastProgress is when the snapshot last moved: its recorded progress, else its start.
+func lastProgress(st *v1alpha1.VectorSnapshotStatus) time.Time {
+	if st.Progress != nil && st.Progress.LastProgressTime != nil {
+		return st.Progress.LastProgressTime.Time
+	}
+	if st.StartTime != nil {
+		return st.StartTime.Time
+	}
+	return time.Time{}
+}
+
+// finalize lets the object go. The snapshot in the repository is deleted with it only when
+// spec.deletionPolicy is Delete (set by the user, or by the policy's retention on what it
+// prunes) and the object is not paused; by default backups outlive the objects that
+// describe them. If the cluster object is gone, the snapshot is left in the repository.
 func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.VectorSnapshot) error {
 	if !controllerutil.ContainsFinalizer(vs, SnapshotFinalizer) {
 		return nil
 	}
-	if vs.Status.SnapshotName != "" {
+	deleteFromRepository := vs.Spec.DeletionPolicy == v1alpha1.SnapshotDeletionDelete && !v1alpha1.IsPaused(vs.Annotations)
+	if vs.Status.SnapshotName != "" && !deleteFromRepository {
+		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotRetained", "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, orRetain(vs.Spec.DeletionPolicy, vs.Annotations))
+	}
+	if vs.Status.SnapshotName != "" && deleteFromRepository {
 		os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
 		var ce *connect.Error
 		switch {
@@ -208,6 +254,16 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 	}
 	controllerutil.RemoveFinalizer(vs, SnapshotFinalizer)
 	return r.Update(ctx, vs)
+}
+
+func orRetain(policy string, annotations map[string]string) string {
+	if v1alpha1.IsPaused(annotations) {
+		return policy + ", paused"
+	}
+	if policy == "" {
+		return v1alpha1.SnapshotDeletionRetain
+	}
+	return policy
 }
 
 // SetupWithManager registers the reconciler.

@@ -7,6 +7,7 @@ import (
 // BenchmarkRunSpec is one benchmark sweep against a VectorIndex. The spec is fixed once the
 // run exists: a run is a record of what was measured.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new BenchmarkRun"
+// +kubebuilder:validation:XValidation:rule="(has(self.runner) && has(self.runner.type) && self.runner.type == 'Argo') || !has(self.workload.dataset.generated) || (self.workload.dataset.generated.count <= 200000 && (!has(self.workload.dataset.generated.queries) || self.workload.dataset.generated.queries <= 2000))",message="spec.workload.dataset.generated: the Local runner builds the dataset and its exact neighbours inside the operator, so it takes at most 200000 vectors and 2000 queries; use the Argo runner for more",fieldPath=".workload.dataset.generated"
 type BenchmarkRunSpec struct {
 	// indexRef names the VectorIndex to measure, in the same namespace.
 	IndexRef LocalObjectReference `json:"indexRef"`
@@ -56,11 +57,14 @@ type BenchmarkWorkload struct {
 	// dataset holds the base vectors, the queries and their true neighbours.
 	Dataset BenchmarkDataset `json:"dataset"`
 
-	// load: IfIncomplete writes the dataset's base vectors (by id 0..count-1, so writing
-	// twice is harmless) when the index holds fewer documents than the dataset; Never
-	// measures the index as it is. Recall is reported only when the index holds exactly the
-	// dataset.
-	// +kubebuilder:validation:Enum=IfIncomplete;Never
+	// load: IfIncomplete writes the dataset's base vectors (ids 0..count-1) into an empty
+	// index, or completes a load of the same dataset cut short; an index holding other
+	// documents is refused (the run fails with IndexNotEmpty). IntoNonEmpty also writes
+	// into an index holding other documents: the dataset's documents are added beside
+	// them (existing ids are never overwritten) and stay. Never writes no document and
+	// measures the index as it is. Recall is reported only when the index holds exactly
+	// the dataset.
+	// +kubebuilder:validation:Enum=IfIncomplete;IntoNonEmpty;Never
 	// +kubebuilder:default=IfIncomplete
 	// +optional
 	Load string `json:"load,omitempty"`
@@ -212,6 +216,15 @@ type BenchmarkRunStatus struct {
 	// +listType=atomic
 	// +optional
 	Recommendations []BenchmarkRecommendation `json:"recommendations,omitempty"`
+	// attempts is how many times the Local runner started the run; a run interrupted
+	// (the operator restarted) that many times fails instead of starting again.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// restoreSettings are the index settings the run changes, as they were before it
+	// started; they are put back when it ends, however it ends (an empty value: the
+	// setting was not set).
+	// +optional
+	RestoreSettings map[string]string `json:"restoreSettings,omitempty"`
 	// conditions: Ready (the run succeeded), Progressing, Degraded (it failed).
 	// +listType=map
 	// +listMapKey=type

@@ -9,7 +9,18 @@ const (
 	ConditionTuned = "Tuned"
 	// ConditionScheduled: every pod of a managed cluster has a node.
 	ConditionScheduled = "Scheduled"
+	// ConditionPaused: the object carries the pause annotation; the operator writes nothing
+	// to OpenSearch (or to the cluster's pods) for it until the annotation goes.
+	ConditionPaused = "Paused"
 )
+
+// PausedAnnotation set to "true" pauses an object, as ECK's managed=false and Flux's
+// suspend do: no writes to OpenSearch for it, and deleting a paused object lets it go
+// without touching its data (the way out of a finalizer that can never finish).
+const PausedAnnotation = "vectorpilot.io/paused"
+
+// IsPaused says the object carries the pause annotation.
+func IsPaused(annotations map[string]string) bool { return annotations[PausedAnnotation] == "true" }
 
 // Condition reasons. Every condition carries one; they are part of the API users alert on.
 const (
@@ -36,6 +47,11 @@ const (
 	ReasonPodsStarting      = "PodsStarting"
 	ReasonRollingRestart    = "RollingRestart"
 	ReasonRolloutBlocked    = "RolloutBlocked"
+	ReasonPaused            = "PausedByAnnotation"
+	ReasonResumed           = "Resumed"
+	// ReasonClusterBlocked: OpenSearch refused a write because of a cluster or index block
+	// (e.g. flood-stage disk watermark): not a credentials problem.
+	ReasonClusterBlocked = "ClusterBlocked"
 )
 
 // LocalObjectReference names an object in the same namespace.

@@ -78,6 +78,7 @@ const (
 )
 
 // NodePool is a StatefulSet of OpenSearch nodes.
+// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.managed.nodePools[].storage cannot be added to or removed from an existing pool: a StatefulSet cannot change its volume claims; add a new pool instead",fieldPath=".storage"
 // +kubebuilder:validation:XValidation:rule="!('search' in self.roles) || self.roles.all(r, r == 'search')",message="spec.managed.nodePools[].roles: the search role cannot be combined with other roles",fieldPath=".roles"
 type NodePool struct {
 	// name of the pool; pods are named <cluster>-<pool>-<ordinal>.
@@ -91,7 +92,9 @@ type NodePool struct {
 	// +kubebuilder:validation:MaxItems=5
 	Roles []NodeRole `json:"roles"`
 
-	// replicas is the number of nodes.
+	// replicas is the number of nodes. It cannot decrease yet: a node removed at once takes
+	// its shards (and its vote) with it, and the draining procedure is not built.
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="spec.managed.nodePools[].replicas cannot decrease: scaling down would remove nodes with their shards or cluster-manager votes before they are drained (not supported yet)"
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
@@ -144,10 +147,16 @@ type NodePool struct {
 	// +optional
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
-	// additionalConfig are opensearch.yml settings. Settings the operator owns (cluster and
-	// node identity, discovery, paths, network, roles, k-NN library variant) are refused.
+	// additionalConfig are opensearch.yml settings, from an allowlist: indices.*, search.*,
+	// thread_pool.*, knn.* (not knn.faiss.*: the pool's simd level decides), action.*,
+	// logger.*, script.*, plugins.query.*, node.attr.* (not vectorpilot's or remote_store's),
+	// s3.client.* (not credentials: those go to the keystore), the disk, awareness and
+	// balance settings of cluster.routing.allocation, cluster.max_shards_per_node,
+	// node.processors, node.search.cache.size, path.repo, http.max_content_length,
+	// http.compression and http.cors.*. How a node binds, listens, discovers its peers,
+	// forms the cluster and secures itself is the operator's, and refused here.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['cluster.name', 'node.name', 'node.roles', 'network.host', 'path.data', 'discovery.seed_hosts', 'cluster.initial_cluster_manager_nodes', 'knn.faiss.avx2.disabled', 'knn.faiss.avx512.disabled', 'knn.faiss.avx512_spr.disabled']) && !k.startsWith('node.attr.vectorpilot'))",message="spec.managed.nodePools[].additionalConfig must not set settings the operator owns (cluster.name, node.name, node.roles, network.host, path.data, discovery, knn.faiss.*.disabled)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, (k.startsWith('knn.') && !k.startsWith('knn.faiss.')) || (k.startsWith('node.attr.') && !k.startsWith('node.attr.vectorpilot') && !k.startsWith('node.attr.remote_store')) || (k.startsWith('s3.client.') && !k.endsWith('_key') && !k.endsWith('session_token')) || ['indices.', 'search.', 'thread_pool.', 'action.', 'logger.', 'script.', 'plugins.query.', 'cluster.routing.allocation.disk.', 'cluster.routing.allocation.awareness.', 'cluster.routing.allocation.balance.', 'cluster.max_shards_per_node', 'node.processors', 'node.search.cache.size', 'path.repo', 'http.max_content_length', 'http.compression', 'http.cors.'].exists(p, k.startsWith(p)))",messageExpression="'spec.managed.nodePools[].additionalConfig: ' + self.filter(k, !((k.startsWith('knn.') && !k.startsWith('knn.faiss.')) || (k.startsWith('node.attr.') && !k.startsWith('node.attr.vectorpilot') && !k.startsWith('node.attr.remote_store')) || (k.startsWith('s3.client.') && !k.endsWith('_key') && !k.endsWith('session_token')) || ['indices.', 'search.', 'thread_pool.', 'action.', 'logger.', 'script.', 'plugins.query.', 'cluster.routing.allocation.disk.', 'cluster.routing.allocation.awareness.', 'cluster.routing.allocation.balance.', 'cluster.max_shards_per_node', 'node.processors', 'node.search.cache.size', 'path.repo', 'http.max_content_length', 'http.compression', 'http.cors.'].exists(p, k.startsWith(p)))).join(', ') + ' is not a setting vectorpilot lets a pool set: binding, listening, discovery, cluster formation, security and the k-NN library variant are set by the operator (the field description lists what a pool may set)'"
 	// +optional
 	AdditionalConfig map[string]string `json:"additionalConfig,omitempty"`
 }
@@ -261,6 +270,11 @@ type SearchClusterStatus struct {
 	// rollout is the state of a rolling restart of a managed cluster.
 	// +optional
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
+	// allocationRestricted: the operator set cluster.routing.allocation.enable to
+	// primaries for a rolling restart and has not lifted it yet; it retries the lift
+	// until it succeeds once every node is back.
+	// +optional
+	AllocationRestricted bool `json:"allocationRestricted,omitempty"`
 	// conditions: Ready, Progressing, Degraded, and Scheduled for managed clusters.
 	// +listType=map
 	// +listMapKey=type

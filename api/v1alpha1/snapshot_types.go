@@ -56,8 +56,19 @@ const (
 	SnapshotFailed     = "Failed"
 )
 
+// Deletion policies of a VectorSnapshot: what happens to the snapshot in the repository
+// when the object is deleted.
+const (
+	// SnapshotDeletionRetain keeps the snapshot in the repository: the default, so that
+	// deleting objects (a policy, a namespace, a GitOps prune) never deletes backups.
+	SnapshotDeletionRetain = "Retain"
+	// SnapshotDeletionDelete deletes the snapshot from the repository with the object. The
+	// user sets it, or the policy's retention sets it on the snapshots it prunes.
+	SnapshotDeletionDelete = "Delete"
+)
+
 // VectorSnapshotSpec declares one snapshot of VectorIndexes, taken once when created.
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a VectorSnapshot is one snapshot; create another"
+// +kubebuilder:validation:XValidation:rule="self.clusterRef == oldSelf.clusterRef && self.repository == oldSelf.repository && self.indices == oldSelf.indices",message="spec is immutable but for deletionPolicy: a VectorSnapshot is one snapshot; create another"
 type VectorSnapshotSpec struct {
 	// clusterRef names the SearchCluster holding the indexes.
 	ClusterRef LocalObjectReference `json:"clusterRef"`
@@ -72,6 +83,26 @@ type VectorSnapshotSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=set
 	Indices []string `json:"indices"`
+	// deletionPolicy: Retain keeps the snapshot in the repository when this object is
+	// deleted; Delete removes it with the object. Set Delete before deleting the object to
+	// delete the backup; a SnapshotPolicy's retention sets it on what it prunes.
+	// +optional
+	// +kubebuilder:default=Retain
+	// +kubebuilder:validation:Enum=Retain;Delete
+	DeletionPolicy string `json:"deletionPolicy,omitempty"`
+}
+
+// SnapshotProgress is how far a running snapshot has come, as OpenSearch reports it; a
+// snapshot whose figures stop moving for the operator's stall timeout is aborted.
+type SnapshotProgress struct {
+	ShardsDone  int32 `json:"shardsDone"`
+	ShardsTotal int32 `json:"shardsTotal"`
+	// bytesDone and bytesTotal are the files' sizes processed so far and to process.
+	BytesDone  int64 `json:"bytesDone"`
+	BytesTotal int64 `json:"bytesTotal"`
+	// lastProgressTime is when these figures last moved (or the snapshot started).
+	// +optional
+	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
 }
 
 // ShardCounts are a snapshot's shard outcome.
@@ -106,6 +137,9 @@ type VectorSnapshotStatus struct {
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
 	// +optional
 	Shards *ShardCounts `json:"shards,omitempty"`
+	// progress of a running snapshot.
+	// +optional
+	Progress *SnapshotProgress `json:"progress,omitempty"`
 	// failures OpenSearch reported.
 	// +optional
 	Failures []string `json:"failures,omitempty"`
@@ -124,6 +158,7 @@ type VectorSnapshotStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Snapshot",type=string,JSONPath=`.status.snapshotName`
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.sizeBytes`
+// +kubebuilder:printcolumn:name="Deletion",type=string,JSONPath=`.spec.deletionPolicy`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VectorSnapshot struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -157,7 +192,8 @@ type SnapshotPolicySpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+/-]*$`
 	TimeZone string `json:"timeZone,omitempty"`
 	// retention says which of the policy's snapshots are kept; the others are deleted from
-	// the repository. Snapshots the policy did not make are never touched.
+	// the repository. Snapshots the policy did not make (those it does not control, by
+	// owner UID) are never touched, and deleting the policy deletes no snapshot.
 	// +optional
 	Retention SnapshotRetention `json:"retention,omitempty"`
 	// indexSelector selects VectorIndexes in this namespace; all of them when empty.

@@ -23,6 +23,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Snapshot' || has(self.snapshotRepository)",message="spec.snapshotRepository is required when spec.deletionPolicy is Snapshot",fieldPath=".snapshotRepository"
 type VectorIndexSpec struct {
 	// clusterRef names the SearchCluster, in the same namespace, that holds the index.
+	// Immutable: moving an index between clusters is a snapshot and a restore.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.clusterRef is immutable: an index lives in one cluster; restore it into another with a new VectorIndex"
 	ClusterRef LocalObjectReference `json:"clusterRef"`
 
 	// indexName is the OpenSearch index name; metadata.name when empty. Immutable.
@@ -75,6 +77,7 @@ type VectorIndexSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.startsWith('index.') && size(k) <= 256)",message="spec.additionalSettings keys must be flat index settings starting with index."
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['index.number_of_shards', 'index.number_of_replicas', 'index.refresh_interval', 'index.knn', 'index.knn.algo_param.ef_search', 'index.search.concurrent_segment_search.mode', 'index.search.concurrent.max_slice_count']))",message="spec.additionalSettings must not set a setting that has its own field (shards, replicas, refreshInterval, efSearch, search)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('index.blocks.') && !k.startsWith('index.routing.allocation.') && !k.startsWith('index.routing.rebalance.') && !(k in ['index.read_only', 'index.read_only_allow_delete', 'index.frozen', 'index.store.type', 'index.auto_expand_replicas']))",message="spec.additionalSettings must not block the index (index.blocks.*, read_only) or pin or stop its shard allocation (index.routing.allocation.*, index.routing.rebalance.*, auto_expand_replicas) or change its store type"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.additionalSettings is immutable"
 	AdditionalSettings map[string]string `json:"additionalSettings,omitempty"`
 
@@ -263,17 +266,31 @@ type RestoreSource struct {
 	// snapshotRef names a VectorSnapshot in this namespace.
 	// +optional
 	SnapshotRef *LocalObjectReference `json:"snapshotRef,omitempty"`
-	// repository and snapshot name a snapshot directly.
+	// repository and snapshot name a snapshot directly: one concrete name each, no
+	// wildcards or lists.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._-]*$`
 	Repository string `json:"repository,omitempty"`
 	// +optional
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._+-]*$`
 	Snapshot string `json:"snapshot,omitempty"`
-	// index is the index's name inside the snapshot; this index's own name when empty.
+	// index is the one index to restore from the snapshot, by its concrete name (no
+	// wildcards, lists or _all); this index's own name when empty.
 	// +optional
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._-]*$`
 	Index string `json:"index,omitempty"`
+}
+
+// RestoreStatus is a restore the operator started.
+type RestoreStatus struct {
+	Repository string `json:"repository"`
+	Snapshot   string `json:"snapshot"`
+	// index is the index's name inside the snapshot.
+	Index     string      `json:"index"`
+	StartedAt metav1.Time `json:"startedAt"`
 }
 
 // Tuning modes.
@@ -393,6 +410,11 @@ type VectorIndexStatus struct {
 	// maxSliceCount is index.search.concurrent.max_slice_count as applied.
 	// +optional
 	MaxSliceCount int32 `json:"maxSliceCount,omitempty"`
+	// restore is the restore the operator started, recorded before it asked OpenSearch,
+	// so that a restore interrupted before the index was marked as this object's is
+	// resumed rather than taken for someone else's index.
+	// +optional
+	Restore *RestoreStatus `json:"restore,omitempty"`
 	// tuning is the autotuner's state, when spec.tuning.mode is Auto.
 	// +optional
 	Tuning *TuningStatus `json:"tuning,omitempty"`

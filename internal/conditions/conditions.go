@@ -48,3 +48,18 @@ func Set(conds *[]metav1.Condition, generation int64, state State, reason, messa
 func IsReady(conds []metav1.Condition) bool {
 	return meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReady)
 }
+
+// SetPaused records whether the object is paused. The other conditions keep what they
+// said when the pause began.
+func SetPaused(conds *[]metav1.Condition, generation int64, paused bool) {
+	c := metav1.Condition{Type: v1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonResumed,
+		Message: "the operator manages this object", ObservedGeneration: generation}
+	if paused {
+		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonPaused
+		c.Message = v1alpha1.PausedAnnotation + ` is "true": the operator writes nothing to OpenSearch for this object; deleting it leaves its data in place`
+	}
+	if !paused && meta.FindStatusCondition(*conds, v1alpha1.ConditionPaused) == nil {
+		return // never paused: no condition to carry
+	}
+	meta.SetStatusCondition(conds, c)
+}

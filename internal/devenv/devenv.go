@@ -113,7 +113,7 @@ func (c *ControlPlane) StartScheduling() error {
 		{"kube-scheduler", []string{"--kubeconfig=" + path, "--authentication-kubeconfig=" + path, "--authorization-kubeconfig=" + path,
 			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0"}},
 		{"kube-controller-manager", []string{"--kubeconfig=" + path, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0",
-			"--controllers=statefulset-controller"}},
+			"--controllers=statefulset-controller,garbage-collector-controller"}},
 	} {
 		logFile, err := os.Create(filepath.Join(c.workDir, comp.name+".log"))
 		if err != nil {

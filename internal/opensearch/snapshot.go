@@ -28,6 +28,15 @@ type SnapshotInfo struct {
 	Shards     struct{ Total, Successful, Failed int32 }
 	Failures   []string
 	SizeBytes  int64
+	// Progress is read while the snapshot runs.
+	Progress SnapshotProgress
+}
+
+// SnapshotProgress is how far a running snapshot has come: shards done and file bytes
+// processed, of the totals.
+type SnapshotProgress struct {
+	ShardsDone, ShardsTotal int32
+	BytesDone, BytesTotal   int64
 }
 
 // GetSnapshot reads a snapshot's state, shards and failures, and its size once done.
@@ -65,22 +74,30 @@ func (c *Client) GetSnapshot(ctx context.Context, repo, snap string) (SnapshotIn
 	for _, f := range s.Failures {
 		info.Failures = append(info.Failures, f.Index+": "+f.Reason)
 	}
-	if info.State == "SUCCESS" {
-		var status struct {
-			Snapshots []struct {
-				Stats struct {
-					Incremental struct {
-						SizeInBytes int64 `json:"size_in_bytes"`
-					} `json:"incremental"`
-				} `json:"stats"`
-			} `json:"snapshots"`
-		}
-		if err := c.do(ctx, http.MethodGet, path+"/_status", nil, &status); err != nil {
-			return info, err
-		}
-		if len(status.Snapshots) > 0 {
-			info.SizeBytes = status.Snapshots[0].Stats.Incremental.SizeInBytes
-		}
+	if info.State != "SUCCESS" && info.State != "IN_PROGRESS" {
+		return info, nil
+	}
+	var status struct {
+		Snapshots []struct {
+			ShardsStats struct {
+				Done  int32 `json:"done"`
+				Total int32 `json:"total"`
+			} `json:"shards_stats"`
+			Stats struct {
+				Incremental, Processed, Total struct {
+					SizeInBytes int64 `json:"size_in_bytes"`
+				}
+			} `json:"stats"`
+		} `json:"snapshots"`
+	}
+	if err := c.do(ctx, http.MethodGet, path+"/_status", nil, &status); err != nil {
+		return info, err
+	}
+	if len(status.Snapshots) > 0 {
+		st := status.Snapshots[0]
+		info.SizeBytes = st.Stats.Incremental.SizeInBytes
+		info.Progress = SnapshotProgress{ShardsDone: st.ShardsStats.Done, ShardsTotal: st.ShardsStats.Total,
+			BytesDone: st.Stats.Processed.SizeInBytes, BytesTotal: st.Stats.Total.SizeInBytes}
 	}
 	return info, nil
 }
