@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -29,8 +30,9 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
 
 // Reasons of BenchmarkRun conditions.
@@ -41,7 +43,23 @@ const (
 	ReasonBenchmarkFailed  = "BenchmarkFailed"
 	ReasonArgoNotInstalled = "ArgoNotInstalled"
 	ReasonNoResults        = "NoResults"
+	// ReasonIndexNotReady: the run waits until its VectorIndex is Ready, so it measures an
+	// index the operator owns and has converged.
+	ReasonIndexNotReady = "IndexNotReady"
+	// ReasonIndexNotEmpty: the index holds documents that are not the run's dataset.
+	ReasonIndexNotEmpty = "IndexNotEmpty"
+	// ReasonDatasetTooLarge: a Local run's dataset would not fit the operator's budget.
+	ReasonDatasetTooLarge = "DatasetTooLarge"
+	// ReasonInterrupted: a Local run was started maxLocalAttempts times without ending.
+	ReasonInterrupted = "Interrupted"
 )
+
+// BenchmarkFinalizer holds a run until the index settings it changed are put back.
+const BenchmarkFinalizer = "vectorpilot.io/benchmark-settings"
+
+// maxLocalAttempts is how many times a Local run is started before an interruption (the
+// operator restarting, e.g. killed for memory) fails it instead of starting it again.
+const maxLocalAttempts = 3
 
 // BenchmarkRunReconciler runs BenchmarkRuns: in-process for the Local runner, as an Argo
 // Workflow for the Argo runner.
@@ -59,7 +77,9 @@ type BenchmarkRunReconciler struct {
 	busy  map[types.NamespacedName]types.NamespacedName
 }
 
-// Reconcile moves a run along its phases.
+// Reconcile moves a run along its phases: a finished run puts the index settings it
+// changed back and lets its Workflow go after the TTL; a paused run waits; a run starts
+// only on a Ready VectorIndex.
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var run v1alpha1.BenchmarkRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
@@ -68,25 +88,46 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if run.Status.Phase == v1alpha1.BenchmarkSucceeded || run.Status.Phase == v1alpha1.BenchmarkFailed {
+	if !run.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, &run)
+	}
+	if finished(&run) {
+		if err := r.putSettingsBack(ctx, &run); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.cleanUp(ctx, &run)
 	}
+	if controllerutil.AddFinalizer(&run, BenchmarkFinalizer) {
+		if err := r.Update(ctx, &run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	before := run.Status.DeepCopy()
+	paused := v1alpha1.IsPaused(run.Annotations)
+	conditions.SetPaused(&run.Status.Conditions, run.Generation, paused)
 	var vi v1alpha1.VectorIndex
 	err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.IndexRef.Name}, &vi)
 	var result ctrl.Result
 	switch {
+	case paused:
+		// Nothing starts or resumes; a Local sweep already measuring in this process is
+		// not cut short (delete the run for that).
 	case apierrors.IsNotFound(err):
 		setRunState(&run, v1alpha1.BenchmarkPending, conditions.Progressing, ReasonIndexNotFound, "VectorIndex "+run.Spec.IndexRef.Name+" not found")
 		result = ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}
 	case err != nil:
 		return ctrl.Result{}, err
+	case run.Status.Phase != v1alpha1.BenchmarkRunning && !conditions.IsReady(vi.Status.Conditions):
+		setRunState(&run, v1alpha1.BenchmarkPending, conditions.Progressing, ReasonIndexNotReady, "waiting for VectorIndex "+vi.Name+" to be Ready: a run measures only an index the operator owns and has converged")
+		result = ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}
 	case run.Spec.Runner.Type == v1alpha1.RunnerArgo:
 		if result, err = r.runArgo(ctx, &run, &vi); err != nil {
 			return ctrl.Result{}, err
 		}
 	default:
-		result = r.runLocal(ctx, &run, &vi)
+		if result, err = r.runLocal(ctx, &run, &vi); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	run.Status.ObservedGeneration = run.Generation
 	if !equality.Semantic.DeepEqual(before, &run.Status) {
@@ -95,6 +136,72 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 	}
 	return result, nil
+}
+
+func finished(run *v1alpha1.BenchmarkRun) bool {
+	return run.Status.Phase == v1alpha1.BenchmarkSucceeded || run.Status.Phase == v1alpha1.BenchmarkFailed
+}
+
+// holdSettings records the index settings the run is about to change, before it changes
+// any, so they can be put back however it ends (an operator restart included).
+func (r *BenchmarkRunReconciler) holdSettings(ctx context.Context, run *v1alpha1.BenchmarkRun, os *opensearch.Client, index string) error {
+	if run.Status.RestoreSettings != nil {
+		return nil
+	}
+	saved, err := benchrun.SettingsBefore(ctx, os, index)
+	if err != nil {
+		return err
+	}
+	run.Status.RestoreSettings = saved
+	return r.Status().Update(ctx, run)
+}
+
+// putSettingsBack restores what holdSettings recorded, once the run no longer measures,
+// and lets the object go. A run whose index or cluster object is gone has nothing to put
+// back to.
+func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
+	if saved := run.Status.RestoreSettings; saved != nil {
+		var vi v1alpha1.VectorIndex
+		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.IndexRef.Name}, &vi)
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		if err == nil {
+			os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+			var ce *connect.Error
+			switch {
+			case err == nil:
+				if err := os.PutSettings(ctx, vi.OpenSearchIndexName(), benchrun.RestoreBody(saved)); err != nil && !opensearch.IsNotFound(err) {
+					return err
+				}
+				r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "SettingsRestored", "Restore", "index %s: settings the run changed put back", vi.OpenSearchIndexName())
+			case asConnectError(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound:
+			default:
+				return err
+			}
+		}
+		run.Status.RestoreSettings = nil
+		if err := r.Status().Update(ctx, run); err != nil {
+			return err
+		}
+	}
+	if controllerutil.RemoveFinalizer(run, BenchmarkFinalizer) {
+		return r.Update(ctx, run)
+	}
+	return nil
+}
+
+// finalize stops a deleted run's Local sweep, waits for it to end, and puts the settings
+// back before the object goes. A paused run goes without touching OpenSearch.
+func (r *BenchmarkRunReconciler) finalize(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name}
+	if r.cancelLocal(key) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if v1alpha1.IsPaused(run.Annotations) {
+		run.Status.RestoreSettings = nil
+	}
+	return ctrl.Result{}, r.putSettingsBack(ctx, run)
 }
 
 // setRunState sets the phase and the three conditions; a finished run gets its completion
@@ -110,29 +217,55 @@ func setRunState(run *v1alpha1.BenchmarkRun, phase string, state conditions.Stat
 
 // runLocal starts the sweep in this process unless it runs already or another run holds
 // the index. A run found Running that no goroutine serves (the operator restarted) starts
-// over: the dataset is written by id, so a load cut short is completed, never doubled.
-func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) ctrl.Result {
+// over, at most maxLocalAttempts times in all: the dataset is written by id, so a load cut
+// short is completed, never doubled, and a run that keeps killing the operator ends.
+func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (ctrl.Result, error) {
 	key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name}
 	index := types.NamespacedName{Namespace: vi.Namespace, Name: vi.Name}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.local[key]; ok {
-		return ctrl.Result{}
+		return ctrl.Result{}, nil
 	}
 	if holder, ok := r.busy[index]; ok && holder != key {
 		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, ReasonQueued, "waiting for BenchmarkRun "+holder.Name+" on the same index")
-		return ctrl.Result{RequeueAfter: 5 * time.Second}
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	if run.Status.Attempts >= maxLocalAttempts {
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonInterrupted,
+			fmt.Sprintf("the run was started %d times and interrupted each time (the operator restarted, perhaps killed for memory); not started again", run.Status.Attempts))
+		return ctrl.Result{}, nil
 	}
 	w, err := benchrun.Resolve(run, vi)
+	if err == nil {
+		err = w.FitsLocal(r.Options.LocalBenchmarkMaxBytes)
+	}
 	if err != nil {
-		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonBenchmarkFailed, err.Error())
-		return ctrl.Result{}
+		reason := ReasonBenchmarkFailed
+		if errors.Is(err, benchrun.ErrTooLarge) {
+			reason = ReasonDatasetTooLarge
+		}
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, reason, err.Error())
+		return ctrl.Result{}, nil
 	}
 	os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+	if err == nil {
+		err = r.holdSettings(ctx, run, os, w.Index)
+	}
 	if err != nil {
 		f := classify(err)
 		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, f.reason, f.message)
-		return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}
+		return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
+	}
+	now := metav1.Now()
+	run.Status.StartTime = &now
+	run.Status.CompletionTime = nil
+	run.Status.Attempts++
+	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, ReasonBenchmarking,
+		fmt.Sprintf("measuring %d slice settings × %d client levels on index %s (attempt %d of %d)", len(run.Spec.SliceCounts), len(run.Spec.Clients), w.Index, run.Status.Attempts, maxLocalAttempts))
+	// The attempt is on record before any work starts, so a crash during it counts.
+	if err := r.Status().Update(ctx, run); err != nil {
+		return ctrl.Result{}, err
 	}
 	if r.local == nil {
 		r.local, r.busy = map[types.NamespacedName]context.CancelFunc{}, map[types.NamespacedName]types.NamespacedName{}
@@ -140,11 +273,6 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	// The sweep outlives this reconcile; deleting the run cancels it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.local[key], r.busy[index] = cancel, key
-	now := metav1.Now()
-	run.Status.StartTime = &now
-	run.Status.CompletionTime = nil
-	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, ReasonBenchmarking,
-		fmt.Sprintf("measuring %d slice settings × %d client levels on index %s", len(run.Spec.SliceCounts), len(run.Spec.Clients), w.Index))
 	go func() {
 		defer r.release(key, index)
 		res, err := sweepLocal(runCtx, os, w, run.Spec, r.Options.HDF5)
@@ -155,18 +283,23 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 			if err == nil {
 				err = res.Apply(&done.Status, benchrun.DefaultParams)
 			}
-			if err != nil {
+			var notEmpty *benchrun.NotEmptyError
+			switch {
+			case errors.As(err, &notEmpty):
+				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonIndexNotEmpty, err.Error())
+			case err != nil:
 				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonBenchmarkFailed, err.Error())
-				return
+			default:
+				setRunState(done, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
+					fmt.Sprintf("%d cells measured by %s", len(done.Status.Results), res.Engine))
 			}
-			setRunState(done, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
-				fmt.Sprintf("%d cells measured by %s", len(done.Status.Results), res.Engine))
 		})
 	}()
-	return ctrl.Result{}
+	return ctrl.Result{}, nil
 }
 
-// sweepLocal is the Local runner's work: data, load, sweep.
+// sweepLocal is the Local runner's work: data, load, sweep. The settings it changes are
+// put back by the reconcile that sees the run finished.
 func sweepLocal(ctx context.Context, os *opensearch.Client, w benchrun.Workload, spec v1alpha1.BenchmarkRunSpec, hdf5 benchrun.HDF5Reader) (benchrun.Result, error) {
 	data, err := w.Materialize(hdf5)
 	if err != nil {
@@ -176,15 +309,7 @@ func sweepLocal(ctx context.Context, os *opensearch.Client, w benchrun.Workload,
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	restore, err := benchrun.SliceSettingsOf(ctx, os, w.Index)
-	if err != nil {
-		return benchrun.Result{}, err
-	}
 	rep, err := bench.Sweep(ctx, os, w.SweepConfig(data, spec.SliceCounts, spec.Clients))
-	// The index is left as the sweep found it, so the tuner starts from what was applied.
-	if rerr := os.PutSettings(context.WithoutCancel(ctx), w.Index, restore); err == nil {
-		err = rerr
-	}
 	if err != nil {
 		return benchrun.Result{}, err
 	}
@@ -218,12 +343,15 @@ func (r *BenchmarkRunReconciler) release(key, index types.NamespacedName) {
 	}
 }
 
-func (r *BenchmarkRunReconciler) cancelLocal(key types.NamespacedName) {
+// cancelLocal cancels a Local sweep and says whether it is still running.
+func (r *BenchmarkRunReconciler) cancelLocal(key types.NamespacedName) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if cancel, ok := r.local[key]; ok {
+	cancel, ok := r.local[key]
+	if ok {
 		cancel()
 	}
+	return ok
 }
 
 // cleanUp deletes a finished run's Workflow once ttlAfterFinished has passed.
@@ -267,6 +395,15 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	var wf wfv1.Workflow
 	err = r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &wf)
 	if apierrors.IsNotFound(err) {
+		os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+		if err == nil {
+			err = r.holdSettings(ctx, run, os, w.Index)
+		}
+		if err != nil {
+			f := classify(err)
+			setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, f.reason, f.message)
+			return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
+		}
 		wf = *benchrun.Workflow(run, w, name, r.Resolver.Endpoint(&sc), credentialsSecret(&sc))
 		if err := controllerutil.SetControllerReference(run, &wf, r.Scheme()); err != nil {
 			return ctrl.Result{}, err

@@ -38,6 +38,9 @@ func classify(err error) failure {
 		return failure{reason: v1alpha1.ReasonTLSError, message: err.Error(), transient: true}
 	case opensearch.IsUnreachable(err):
 		return failure{reason: v1alpha1.ReasonUnreachable, message: err.Error(), transient: true}
+	case opensearch.IsClusterBlocked(err):
+		// Clears when the block is lifted (disk freed, block removed): retry on the backoff.
+		return failure{reason: v1alpha1.ReasonClusterBlocked, message: err.Error(), transient: true}
 	case opensearch.IsUnauthorized(err):
 		return failure{reason: v1alpha1.ReasonUnauthorized, message: err.Error(), transient: true}
 	case opensearch.IsRetryable(err):

@@ -105,7 +105,7 @@ func (r *SearchClusterReconciler) reconcileManaged(ctx context.Context, sc *v1al
 		return false, err
 	}
 	setManagedConditions(sc, obs, plan, probe)
-	busy = obs.ready < obs.desired || plan.Pending > 0 || !obs.settled
+	busy = obs.ready < obs.desired || plan.Pending > 0 || !obs.settled || sc.Status.AllocationRestricted
 	return busy, probe.retry
 }
 
@@ -288,11 +288,15 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 		}
 		available = available && p.Ready && !p.Terminating
 	}
-	if available && (pending > 0 || sc.Status.Rollout != nil) {
-		// Every node is back: let replicas allocate again before the next restart. A cluster
-		// that does not answer is retried on the next reconcile; its health holds restarts.
+	if available && (pending > 0 || sc.Status.Rollout != nil || sc.Status.AllocationRestricted) {
+		// Every node is back: let replicas allocate again before the next restart. A lift
+		// that fails keeps status.allocationRestricted, so it is retried on every reconcile
+		// until it succeeds, rollout or not; its health holds restarts meanwhile.
 		if err := r.allowAllocation(ctx, sc); err != nil {
 			logf.FromContext(ctx).Info("could not lift the shard allocation restriction yet", "error", err.Error())
+			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, "AllocationNotRestored", "Restart", "could not lift cluster.routing.allocation.enable=primaries yet (retrying): %v", err)
+		} else {
+			sc.Status.AllocationRestricted = false
 		}
 	}
 	switch {
@@ -352,6 +356,9 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 	if err != nil {
 		return err
 	}
+	// Marked before the call: a restriction that took effect but whose answer was lost is
+	// still lifted later.
+	sc.Status.AllocationRestricted = true
 	if err := os.PutPersistentClusterSettings(ctx, map[string]any{allocationSetting: "primaries"}); err != nil {
 		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
 	}

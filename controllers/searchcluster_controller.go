@@ -62,11 +62,17 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := sc.Status.DeepCopy()
+	paused := v1alpha1.IsPaused(sc.Annotations)
+	conditions.SetPaused(&sc.Status.Conditions, sc.Generation, paused)
 	var busy bool
 	var retry error
-	if sc.Spec.Managed != nil {
+	switch {
+	case paused:
+		// No object applied, no pod restarted, no cluster setting written; the probe's
+		// reads are skipped too, so status keeps what it last saw.
+	case sc.Spec.Managed != nil:
 		busy, retry = r.reconcileManaged(ctx, &sc)
-	} else {
+	default:
 		sc.Status.Endpoint = sc.Spec.External.Endpoint
 		probe := r.probe(ctx, &sc)
 		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)

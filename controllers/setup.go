@@ -63,6 +63,10 @@ type Options struct {
 	// ClusterHealth overrides where rolling restarts read cluster health (default:
 	// OpenSearch), for tests that play the cluster.
 	ClusterHealth HealthSource
+	// LocalBenchmarkMaxBytes bounds the vectors a Local BenchmarkRun may hold in the
+	// operator's memory (base and query vectors, 4 bytes a component); a larger run fails
+	// with DatasetTooLarge. Default 256 MiB.
+	LocalBenchmarkMaxBytes int64
 	// HDF5 reads HDF5 datasets for Local benchmark runs. Default: bin/venv/bin/python and
 	// hack/hdf5_export.py, relative to the working directory.
 	HDF5 benchrun.HDF5Reader
@@ -89,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HDF5.Python == "" {
 		o.HDF5 = benchrun.HDF5Reader{Python: "bin/venv/bin/python", ExportScript: "hack/hdf5_export.py"}
+	}
+	if o.LocalBenchmarkMaxBytes == 0 {
+		o.LocalBenchmarkMaxBytes = 256 << 20
 	}
 	if o.RolloutPollInterval == 0 {
 		o.RolloutPollInterval = 5 * time.Second

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
@@ -96,6 +98,15 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 	}
+	if v1alpha1.IsPaused(vi.Annotations) {
+		// Nothing is written to OpenSearch; removing the annotation wakes the object.
+		before := vi.Status.DeepCopy()
+		conditions.SetPaused(&vi.Status.Conditions, vi.Generation, true)
+		if equality.Semantic.DeepEqual(before, &vi.Status) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, r.Status().Update(ctx, &vi)
+	}
 	run := &indexRun{
 		vi:           &vi,
 		name:         vi.OpenSearchIndexName(),
@@ -103,6 +114,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		benchmarking: r.benchmarking(ctx, &vi),
 	}
 	before := vi.Status.DeepCopy()
+	conditions.SetPaused(&vi.Status.Conditions, vi.Generation, false)
 	steps := []step{
 		{"resolve cluster", r.resolveCluster},     // SearchCluster → client
 		{"ensure index", r.ensureIndex},           // create, adopt, or Degraded/Conflict
@@ -118,7 +130,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			break
 		}
 	}
-	retry := r.recordOutcome(run, stepErr)
+	retry, redFor := r.recordOutcome(run, stepErr)
 	recordReadiness(&vi)
 	vi.Status.ObservedGeneration = vi.Generation
 	if !equality.Semantic.DeepEqual(before, &vi.Status) {
@@ -129,6 +141,11 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if retry != nil {
 		return ctrl.Result{}, retry
 	}
+	if redFor > 0 {
+		// A red index needs a node, a disk or a person: look again on a backoff that grows
+		// with how long it has been red, up to the resync interval.
+		return ctrl.Result{RequeueAfter: min(max(redFor, progressPollInterval), r.Options.IndexResyncInterval)}, nil
+	}
 	if run.progressing != "" {
 		// Shards are starting: look again soon rather than at the next resync.
 		return ctrl.Result{RequeueAfter: min(progressPollInterval, r.Options.IndexResyncInterval)}, nil
@@ -136,17 +153,22 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{RequeueAfter: r.Options.IndexResyncInterval}, nil
 }
 
+// redGrace is how long a newly created index may be red while its primaries start before
+// it counts as Degraded.
+const redGrace = time.Minute
+
 // recordOutcome sets the conditions from the steps' outcome and returns the error to retry
-// on, if the failure may pass by itself.
-func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) error {
+// on, if the failure may pass by itself, and how long the index has been red, if it is.
+func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (error, time.Duration) {
 	st := &run.vi.Status
 	gen := run.vi.Generation
 	var conflict *conflictError
 	switch {
+	case stepErr == nil && st.Health == "red" && !run.young():
+		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
+		return nil, time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time)
 	case stepErr == nil && run.progressing != "":
 		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
-	case stepErr == nil && st.Health == "red":
-		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
 	case stepErr == nil:
 		msg := fmt.Sprintf("index %s matches the spec", run.name)
 		if st.Health == "yellow" {
@@ -159,10 +181,20 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) erro
 		f := classify(stepErr)
 		conditions.Set(&st.Conditions, gen, conditions.Degraded, f.reason, f.message)
 		if f.transient {
-			return stepErr
+			return stepErr, 0
 		}
 	}
-	return nil
+	return nil, 0
+}
+
+// young says the index was created less than redGrace ago (by its creation date, which a
+// restored index carries over from the original, so a red restore is never young).
+func (run *indexRun) young() bool {
+	if run.live == nil {
+		return false
+	}
+	ms, err := strconv.ParseInt(run.live.Settings["index.creation_date"], 10, 64)
+	return err == nil && time.Since(time.UnixMilli(ms)) < redGrace
 }
 
 // recordReadiness exports the Ready condition as a metric, with its reason when False.
@@ -201,12 +233,16 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 	case err != nil:
 		return err
 	}
-	switch owner, _ := live.Meta[indexspec.MetaUID].(string); owner {
-	case run.owner.UID:
-	case "":
+	switch owner, _ := live.Meta[indexspec.MetaUID].(string); {
+	case owner == run.owner.UID:
+	case owner == "":
 		if err := r.adopt(ctx, run, live); err != nil {
 			return err
 		}
+	case r.restoreInterrupted(ctx, run):
+		// This object restored the index and stopped before marking it as its own (the
+		// restored index carries the snapshot's owner): finish the restore.
+		return r.takeRestored(ctx, run, *st.Restore)
 	default:
 		return &conflictError{msg: fmt.Sprintf("index %s is managed by VectorIndex %v; left untouched", run.name, live.Meta[indexspec.MetaOwner])}
 	}
@@ -246,33 +282,77 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 }
 
 // restoreIndex creates the index by restoring it from the snapshot spec.restoreFrom names,
-// then takes ownership once the restored mapping is known to match the spec.
+// then takes ownership once the restored mapping is known to match the spec. A snapshot
+// whose index has another shard count is refused before anything is restored; the
+// restore is recorded in status before OpenSearch is asked, so an interruption between
+// the restore and the ownership mark is resumed (restoreInterrupted).
 func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun) error {
-	src := run.vi.Spec.RestoreFrom
-	repo, snap, source := src.Repository, src.Snapshot, src.Index
-	if ref := src.SnapshotRef; ref != nil {
+	src, err := r.restoreSource(ctx, run)
+	if err != nil {
+		return err
+	}
+	shards, err := run.os.SnapshotIndexShards(ctx, src.Repository, src.Snapshot, src.Index)
+	if opensearch.IsNotFound(err) {
+		return &reasonError{reason: "SnapshotIndexNotFound", message: fmt.Sprintf("snapshot %s/%s does not hold index %s: %v", src.Repository, src.Snapshot, src.Index, err)}
+	}
+	if err != nil {
+		return err
+	}
+	if shards != int(run.vi.Spec.Shards) {
+		return &conflictError{msg: fmt.Sprintf("index %s in snapshot %s/%s has %d shards, spec.shards is %d: nothing was restored", src.Index, src.Repository, src.Snapshot, shards, run.vi.Spec.Shards)}
+	}
+	run.vi.Status.Restore = &src
+	if err := r.Status().Update(ctx, run.vi); err != nil {
+		return err
+	}
+	if err := run.os.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name); err != nil {
+		r.Recorder.Eventf(run.vi, nil, "Warning", "RestoreFailed", "Restore", "restoring %s from %s/%s: %v", src.Index, src.Repository, src.Snapshot, err)
+		return err
+	}
+	return r.takeRestored(ctx, run, src)
+}
+
+// restoreSource resolves spec.restoreFrom to one repository, snapshot and index.
+func (r *VectorIndexReconciler) restoreSource(ctx context.Context, run *indexRun) (v1alpha1.RestoreStatus, error) {
+	spec := run.vi.Spec.RestoreFrom
+	src := v1alpha1.RestoreStatus{Repository: spec.Repository, Snapshot: spec.Snapshot, Index: spec.Index, StartedAt: metav1.Now()}
+	if ref := spec.SnapshotRef; ref != nil {
 		var vs v1alpha1.VectorSnapshot
 		if err := r.Get(ctx, types.NamespacedName{Namespace: run.vi.Namespace, Name: ref.Name}, &vs); err != nil {
 			if client.IgnoreNotFound(err) == nil {
-				return &reasonError{reason: "SnapshotNotFound", message: "VectorSnapshot " + ref.Name + " not found", transient: true}
+				return src, &reasonError{reason: "SnapshotNotFound", message: "VectorSnapshot " + ref.Name + " not found", transient: true}
 			}
-			return err
+			return src, err
 		}
 		if vs.Status.Phase != v1alpha1.SnapshotSucceeded {
-			return &reasonError{reason: "SnapshotNotReady", message: fmt.Sprintf("VectorSnapshot %s is %s, not Succeeded", ref.Name, orPending(vs.Status.Phase)), transient: vs.Status.Phase != v1alpha1.SnapshotFailed}
+			return src, &reasonError{reason: "SnapshotNotReady", message: fmt.Sprintf("VectorSnapshot %s is %s, not Succeeded", ref.Name, orPending(vs.Status.Phase)), transient: vs.Status.Phase != v1alpha1.SnapshotFailed}
 		}
-		repo, snap = vs.Spec.Repository, vs.Status.SnapshotName
-		if source == "" && len(vs.Status.Indices) == 1 {
-			source = vs.Status.Indices[0]
+		src.Repository, src.Snapshot = vs.Spec.Repository, vs.Status.SnapshotName
+		if src.Index == "" && len(vs.Status.Indices) == 1 {
+			src.Index = vs.Status.Indices[0]
 		}
 	}
-	if source == "" {
-		source = run.name
+	if src.Index == "" {
+		src.Index = run.name
 	}
-	if err := run.os.Restore(ctx, repo, snap, source, run.name); err != nil {
-		r.Recorder.Eventf(run.vi, nil, "Warning", "RestoreFailed", "Restore", "restoring %s from %s/%s: %v", source, repo, snap, err)
-		return err
+	return src, nil
+}
+
+// restoreInterrupted says the live index is the one this object's recorded restore
+// created: status records the restore, no index was taken yet, and OpenSearch says the
+// index's shards came from that snapshot.
+func (r *VectorIndexReconciler) restoreInterrupted(ctx context.Context, run *indexRun) bool {
+	rec := run.vi.Status.Restore
+	if rec == nil || run.vi.Status.IndexUUID != "" || run.vi.Spec.RestoreFrom == nil {
+		return false
 	}
+	repo, snap, err := run.os.RestoredFrom(ctx, run.name)
+	return err == nil && repo == rec.Repository && snap == rec.Snapshot
+}
+
+// takeRestored checks the restored mapping against the spec and marks the index as this
+// object's.
+func (r *VectorIndexReconciler) takeRestored(ctx context.Context, run *indexRun, src v1alpha1.RestoreStatus) error {
 	live, err := run.os.GetIndex(ctx, run.name)
 	if err != nil {
 		return err
@@ -282,15 +362,15 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 		return err
 	}
 	if len(diff.Conflicts) > 0 {
-		return &conflictError{msg: fmt.Sprintf("index %s restored from %s/%s does not match the spec: %s", run.name, repo, snap, strings.Join(diff.Conflicts, "; "))}
+		return &conflictError{msg: fmt.Sprintf("index %s restored from %s/%s does not match the spec: %s", run.name, src.Repository, src.Snapshot, strings.Join(diff.Conflicts, "; "))}
 	}
 	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(run.vi, nil, "Normal", "Restored", "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, repo, snap, source)
+	r.Recorder.Eventf(run.vi, nil, "Normal", "Restored", "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, src.Repository, src.Snapshot, src.Index)
 	run.vi.Status.IndexUUID = live.UUID
 	run.live = live
-	run.progressing = "index " + run.name + " restoring from " + repo + "/" + snap
+	run.progressing = "index " + run.name + " restoring from " + src.Repository + "/" + src.Snapshot
 	return nil
 }
 
@@ -340,8 +420,9 @@ func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *
 func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *indexRun) error {
 	diff := indexspec.SettingsDiff(indexspec.DynamicSettings(&run.vi.Spec, run.tunedSlices), run.live.Settings)
 	if run.benchmarking {
-		// A BenchmarkRun sets the slice settings cell by cell; they are put back when it ends.
-		for k := range indexspec.SliceSettings(0) {
+		// A BenchmarkRun holds the settings it changes (slices cell by cell, refresh while it
+		// loads); it puts them back when it ends.
+		for _, k := range benchrun.HeldSettings {
 			delete(diff, k)
 		}
 	}
@@ -427,7 +508,11 @@ func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.Vecto
 		return ctrl.Result{}, nil
 	}
 	run := &indexRun{vi: vi, name: vi.OpenSearchIndexName(), owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}}
-	if err := r.applyDeletionPolicy(ctx, run); err != nil {
+	if v1alpha1.IsPaused(vi.Annotations) {
+		// The way out of a deletion that can never finish (cluster or repository gone for
+		// good): a paused object goes without any call to OpenSearch, and its index stays.
+		r.Recorder.Eventf(vi, nil, "Warning", "IndexRetained", "Delete", "paused: index %s left in place untouched, deletionPolicy %s not applied", run.name, vi.Spec.DeletionPolicy)
+	} else if err := r.applyDeletionPolicy(ctx, run); err != nil {
 		f := classify(err)
 		conditions.Set(&vi.Status.Conditions, vi.Generation, conditions.Degraded, f.reason, "deleting: "+f.message)
 		if uerr := r.Status().Update(ctx, vi); uerr != nil {

@@ -21,6 +21,7 @@ type managerOptions struct {
 	leaderElect      bool
 	leaderElectionNS string
 	watchNamespace   string
+	controllers      controllers.Options
 	zap              zap.Options
 }
 
@@ -44,6 +45,8 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "elect one active manager among replicas (a Lease in the manager's namespace)")
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease; the pod's namespace when empty")
 	f.StringVar(&opts.watchNamespace, "watch-namespace", "", "watch only this namespace (namespaced install); all namespaces when empty")
+	f.DurationVar(&opts.controllers.SnapshotStallTimeout, "snapshot-stall-timeout", 30*time.Minute, "abort a running snapshot whose shards and bytes done have not moved for this long")
+	f.Int64Var(&opts.controllers.LocalBenchmarkMaxBytes, "local-benchmark-max-bytes", 256<<20, "most bytes of vectors a Local BenchmarkRun may hold in the operator's memory")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(goFlags)
 	f.AddGoFlagSet(goFlags)
@@ -69,7 +72,7 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(mgr, controllers.Options{}); err != nil {
+	if err := controllers.Setup(mgr, opts.controllers); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

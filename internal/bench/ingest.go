@@ -17,18 +17,19 @@ import (
 // batches of batchSize; progress, when not nil, is called after each batch with the count
 // loaded so far.
 func Ingest(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, batchSize int, progress func(done int)) error {
-	return ingestFrom(ctx, c, index, field, v, 0, batchSize, progress)
+	return ingestFrom(ctx, c, index, field, v, 0, batchSize, "index", progress)
 }
 
-// ingestFrom is Ingest with document ids starting at firstID.
-func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, firstID, batchSize int, progress func(done int)) error {
+// ingestFrom is Ingest with document ids starting at firstID and the bulk operation op:
+// index (write or overwrite) or create (write only ids that do not exist yet).
+func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, firstID, batchSize int, op string, progress func(done int)) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for start := 0; start < v.Len(); start += batchSize {
 		buf.Reset()
 		end := min(start+batchSize, v.Len())
 		for i := start; i < end; i++ {
-			buf.WriteString(`{"index":{"_index":`)
+			buf.WriteString(`{"` + op + `":{"_index":`)
 			buf.WriteString(strconv.Quote(index))
 			buf.WriteString(`,"_id":"`)
 			buf.WriteString(strconv.Itoa(firstID + i))

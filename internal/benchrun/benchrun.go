@@ -6,7 +6,10 @@ package benchrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -65,6 +68,28 @@ func Resolve(run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (Workload, er
 	return w, nil
 }
 
+// ErrTooLarge is a dataset too large for the runner's memory budget.
+var ErrTooLarge = errors.New("dataset too large for the Local runner")
+
+// FitsLocal says whether the workload's vectors fit budget bytes in the runner's memory:
+// generated base and query vectors at 4 bytes a component, or the HDF5 file's size.
+func (w Workload) FitsLocal(budget int64) error {
+	var need int64
+	if g := w.Generated; g != nil {
+		need = int64(g.Count+g.Queries) * int64(g.Dim) * 4
+	} else {
+		info, err := os.Stat(w.HDF5)
+		if err != nil {
+			return fmt.Errorf("dataset %s: %w", w.HDF5, err)
+		}
+		need = info.Size()
+	}
+	if need > budget {
+		return fmt.Errorf("%w: its vectors take %d MiB, the operator allows %d MiB (--local-benchmark-max-bytes); use the Argo runner, or fewer vectors", ErrTooLarge, need>>20, budget>>20)
+	}
+	return nil
+}
+
 // Data is a workload's vectors and the queries' true neighbours.
 type Data struct {
 	Base, Queries dataset.Vectors
@@ -90,16 +115,68 @@ func (w Workload) Materialize(r HDF5Reader) (Data, error) {
 	return Data{Base: set.Train, Queries: set.Test, Exact: set.Exact(w.K)}, nil
 }
 
-// Prepare writes the base vectors when the workload says IfIncomplete and the index holds
-// fewer documents than the dataset (a load that was cut short is completed: documents are
-// written by id). It returns whether recall is meaningful: the index holds exactly the dataset
-// and the field measures L2.
+// Load modes of a workload.
+const (
+	LoadIfIncomplete = "IfIncomplete"
+	LoadIntoNonEmpty = "IntoNonEmpty"
+	LoadNever        = "Never"
+)
+
+// DatasetMark is the index _meta key that records which benchmark dataset a run started
+// loading into an empty index, so a load cut short is completed rather than refused.
+const DatasetMark = "vectorpilot.io/benchmark-dataset"
+
+// Fingerprint names the workload's dataset.
+func (w Workload) Fingerprint() string {
+	if w.Generated != nil {
+		g := w.Generated
+		return fmt.Sprintf("generated count=%d dim=%d seed=%d field=%s", g.Count, g.Dim, g.Seed, w.Field)
+	}
+	return "hdf5 " + w.HDF5 + " field=" + w.Field
+}
+
+// NotEmptyError is a load refused because the index holds documents that are not the
+// workload's dataset.
+type NotEmptyError struct {
+	Index string
+	Docs  int64
+}
+
+func (e *NotEmptyError) Error() string {
+	return fmt.Sprintf("index %s holds %d documents that are not this run's dataset: a benchmark load could mix its vectors into them; "+
+		"benchmark an empty VectorIndex, or set spec.workload.load to IntoNonEmpty (adds the dataset beside them) or Never (measures the index as it is)", e.Index, e.Docs)
+}
+
+// Prepare writes the base vectors when the workload loads and the index holds fewer
+// documents than the dataset. An index holding other documents is written to only with
+// load IntoNonEmpty; an empty one is first marked with the dataset's fingerprint, so a
+// load cut short is completed (documents are created by id, never overwritten). It
+// returns whether recall is meaningful: the index holds exactly the dataset and the field
+// measures L2.
 func Prepare(ctx context.Context, c *opensearch.Client, w Workload, d Data, progress func(done int)) (bool, error) {
 	stats, err := c.Stats(ctx, w.Index)
 	if err != nil {
 		return false, err
 	}
-	if stats.DocsCount < int64(d.Base.Len()) && w.Load != "Never" {
+	if stats.DocsCount < int64(d.Base.Len()) && w.Load != LoadNever {
+		idx, err := c.GetIndex(ctx, w.Index)
+		if err != nil {
+			return false, err
+		}
+		ours := idx.Meta[DatasetMark] == w.Fingerprint()
+		switch {
+		case stats.DocsCount > 0 && !ours && w.Load != LoadIntoNonEmpty:
+			return false, &NotEmptyError{Index: w.Index, Docs: stats.DocsCount}
+		case stats.DocsCount == 0 && !ours:
+			meta := maps.Clone(idx.Meta)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[DatasetMark] = w.Fingerprint()
+			if err := c.PutMeta(ctx, w.Index, meta); err != nil {
+				return false, err
+			}
+		}
 		if err := bench.LoadInSegments(ctx, c, w.Index, w.Field, d.Base, 4, 1000, progress); err != nil {
 			return false, err
 		}
@@ -110,22 +187,37 @@ func Prepare(ctx context.Context, c *opensearch.Client, w Workload, d Data, prog
 	return w.L2 && stats.DocsCount == int64(d.Base.Len()), nil
 }
 
-// SliceSettingsOf reads the index's slice settings as a settings body that puts them back
-// (null resets a setting that was not set).
-func SliceSettingsOf(ctx context.Context, c *opensearch.Client, index string) (map[string]any, error) {
+// HeldSettings are the index settings a run changes: the refresh interval while it loads,
+// the slice settings cell by cell. The VectorIndex leaves them alone while the run is
+// Running, and the run puts them back when it ends.
+var HeldSettings = []string{bench.RefreshInterval, indexspec.SettingConcurrentMode, indexspec.SettingMaxSliceCount}
+
+// SettingsBefore reads the held settings as they are now; "" stands for a setting that is
+// not set.
+func SettingsBefore(ctx context.Context, c *opensearch.Client, index string) (map[string]string, error) {
 	idx, err := c.GetIndex(ctx, index)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{}
-	for k := range indexspec.SliceSettings(0) {
-		if v, ok := idx.Settings[k]; ok {
-			out[k] = v
-		} else {
-			out[k] = nil
-		}
+	out := map[string]string{}
+	for _, k := range HeldSettings {
+		out[k] = idx.Settings[k]
 	}
 	return out, nil
+}
+
+// RestoreBody is the settings body that puts saved settings back (null resets one that
+// was not set).
+func RestoreBody(saved map[string]string) map[string]any {
+	body := map[string]any{}
+	for k, v := range saved {
+		if v == "" {
+			body[k] = nil
+		} else {
+			body[k] = v
+		}
+	}
+	return body
 }
 
 // SweepConfig is the engine's configuration for the workload.

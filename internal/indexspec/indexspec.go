@@ -140,17 +140,45 @@ func setIf(m map[string]any, key string, v *int32) {
 // Properties are the mapping properties the spec declares: vector fields and extra ones.
 func Properties(spec *v1alpha1.VectorIndexSpec) (map[string]any, error) {
 	props := map[string]any{}
-	for name, raw := range spec.ExtraMappings {
+	names := make([]string, 0, len(spec.ExtraMappings))
+	for name := range spec.ExtraMappings {
+		names = append(names, name)
+	}
+	// "a" sorts before "a.b", so an object declared whole receives its dotted children.
+	sort.Strings(names)
+	for _, name := range names {
 		var prop any
-		if err := json.Unmarshal(raw.Raw, &prop); err != nil {
+		if err := json.Unmarshal(spec.ExtraMappings[name].Raw, &prop); err != nil {
 			return nil, fmt.Errorf("spec.extraMappings.%s: %w", name, err)
 		}
-		props[name] = prop
+		putProperty(props, name, prop)
 	}
 	for _, f := range spec.Fields {
 		props[f.Name] = FieldMapping(f)
 	}
 	return props, nil
+}
+
+// putProperty places a mapping property under its name, a dotted name ("author.name") as
+// the object path OpenSearch stores it under ({"author": {"properties": {"name": …}}}), so
+// the declared mapping compares equal to the live one instead of looking missing forever.
+func putProperty(props map[string]any, name string, prop any) {
+	head, rest, dotted := strings.Cut(name, ".")
+	if !dotted {
+		props[name] = prop
+		return
+	}
+	obj, _ := props[head].(map[string]any)
+	if obj == nil {
+		obj = map[string]any{}
+		props[head] = obj
+	}
+	children, _ := obj["properties"].(map[string]any)
+	if children == nil {
+		children = map[string]any{}
+		obj["properties"] = children
+	}
+	putProperty(children, rest, prop)
 }
 
 // MetaOf is the _meta that marks an index as owned by o.

@@ -143,3 +143,42 @@ func TestCompareMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestDottedExtraMappingsMatchTheObjectsOpenSearchStores: OpenSearch stores "author.name"
+// as an object with a property; the declared mapping must compare equal to that, or every
+// resync would PUT the mapping again and emit an Event.
+func TestDottedExtraMappingsMatchTheObjectsOpenSearchStores(t *testing.T) {
+	s := spec()
+	raw := func(j string) v1alpha1.MappingProperty {
+		return v1alpha1.MappingProperty{JSON: apiextensionsv1.JSON{Raw: []byte(j)}}
+	}
+	s.ExtraMappings = map[string]v1alpha1.MappingProperty{
+		"author.name": raw(`{"type":"keyword"}`), "author.born": raw(`{"type":"date"}`),
+		"meta": raw(`{"properties":{"lang":{"type":"keyword"}}}`), "meta.source.url": raw(`{"type":"keyword"}`),
+	}
+	declared, err := Properties(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},
+		"author":{"properties":{"born":{"type":"date"},"name":{"type":"keyword"}}},
+		"meta":{"properties":{"lang":{"type":"keyword"},"source":{"properties":{"url":{"type":"keyword"}}}}}}`), &live); err != nil {
+		t.Fatal(err)
+	}
+	d, err := CompareMapping(declared, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Missing) != 0 || len(d.Conflicts) != 0 {
+		t.Errorf("dotted names against the stored objects: missing %v, conflicts %v", d.Missing, d.Conflicts)
+	}
+	d, err = CompareMapping(declared, map[string]json.RawMessage{"embedding": live["embedding"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"properties": map[string]any{"born": map[string]any{"type": "date"}, "name": map[string]any{"type": "keyword"}}}
+	if !reflect.DeepEqual(d.Missing["author"], want) || d.Missing["author.name"] != nil {
+		t.Errorf("missing author is %v, want the object %v", d.Missing["author"], want)
+	}
+}

@@ -217,14 +217,18 @@ func (c *Client) Bulk(ctx context.Context, ndjson []byte) error {
 	}
 	be := &BulkError{}
 	for _, item := range resp.Items {
-		for _, r := range item {
-			if r.Error != nil {
+		for op, r := range item {
+			// A create of an id that exists leaves that document as it is, as asked.
+			if r.Error != nil && !(op == "create" && r.Status == http.StatusConflict) {
 				if be.Failed == 0 {
 					be.First = r.Error.Type + ": " + r.Error.Reason
 				}
 				be.Failed++
 			}
 		}
+	}
+	if be.Failed == 0 {
+		return nil
 	}
 	return be
 }

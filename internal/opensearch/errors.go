@@ -77,8 +77,17 @@ func statusOf(err error) int {
 // IsNotFound says OpenSearch answered 404.
 func IsNotFound(err error) bool { return statusOf(err) == 404 }
 
+// IsClusterBlocked says OpenSearch refused the request because of a cluster or index block
+// (a read-only index, the flood-stage disk watermark): 403 or 429 with
+// cluster_block_exception, which is neither a credentials problem nor back-pressure.
+func IsClusterBlocked(err error) bool { return ErrorType(err) == "cluster_block_exception" }
+
 // IsUnauthorized says OpenSearch refused the credentials (401) or the permission (403).
-func IsUnauthorized(err error) bool { s := statusOf(err); return s == 401 || s == 403 }
+// A 403 for a block is not one.
+func IsUnauthorized(err error) bool {
+	s := statusOf(err)
+	return (s == 401 || s == 403) && !IsClusterBlocked(err)
+}
 
 // IsUnreachable says no answer came back at all.
 func IsUnreachable(err error) bool {

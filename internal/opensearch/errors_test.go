@@ -57,3 +57,18 @@ func TestClassifiers(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterBlocksAreNotCredentialProblems: a write refused by a block (a read-only index,
+// the flood-stage watermark) answers 403 or 429 with cluster_block_exception.
+func TestClusterBlocksAreNotCredentialProblems(t *testing.T) {
+	readOnly := parseAPIError(403, []byte(`{"error":{"type":"cluster_block_exception","reason":"index [products] blocked by: [FORBIDDEN/8/index write (api)];"},"status":403}`))
+	flood := parseAPIError(429, []byte(`{"error":{"type":"cluster_block_exception","reason":"index [products] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];"},"status":429}`))
+	for _, err := range []error{readOnly, flood} {
+		if !IsClusterBlocked(err) || IsUnauthorized(err) {
+			t.Errorf("%v: blocked %v, unauthorized %v; want blocked only", err, IsClusterBlocked(err), IsUnauthorized(err))
+		}
+	}
+	if IsClusterBlocked(&APIError{Status: 403, Type: "security_exception"}) || !IsUnauthorized(&APIError{Status: 403, Type: "security_exception"}) {
+		t.Error("a 403 security_exception is a permission problem, not a block")
+	}
+}

@@ -40,6 +40,32 @@ type ClusterFigures struct {
 	Nodes                    map[string]NodeFigures
 }
 
+// maxIndexPathBytes bounds the comma-joined index names of one stats request, well under
+// OpenSearch's default 4 KB request line.
+const maxIndexPathBytes = 2048
+
+// pathBatches joins escaped index names with commas into parts of at most max bytes (a
+// single longer name makes a part of its own).
+func pathBatches(names []string, max int) []string {
+	var out []string
+	var cur strings.Builder
+	for _, n := range names {
+		e := url.PathEscape(n)
+		if cur.Len() > 0 && cur.Len()+1+len(e) > max {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(',')
+		}
+		cur.WriteString(e)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
 // Figures reads cluster health (with per-index health), index stats for the named indexes,
 // node stats and k-NN stats.
 func (c *Client) Figures(ctx context.Context, indexes []string) (ClusterFigures, error) {
@@ -54,7 +80,9 @@ func (c *Client) Figures(ctx context.Context, indexes []string) (ClusterFigures,
 		return out, err
 	}
 	out.Health = health.Status
-	if len(indexes) > 0 {
+	// One request per batch of names: a fleet's names in one URL would pass OpenSearch's
+	// 4 KB request-line limit (http.max_initial_line_length).
+	for _, batch := range pathBatches(indexes, maxIndexPathBytes) {
 		var stats struct {
 			Indices map[string]struct {
 				Primaries struct {
@@ -80,11 +108,7 @@ func (c *Client) Figures(ctx context.Context, indexes []string) (ClusterFigures,
 				} `json:"total"`
 			} `json:"indices"`
 		}
-		escaped := make([]string, len(indexes))
-		for i, n := range indexes {
-			escaped[i] = url.PathEscape(n)
-		}
-		path := "/" + strings.Join(escaped, ",") + "/_stats/docs,segments,store,search,query_cache?ignore_unavailable=true&level=indices"
+		path := "/" + batch + "/_stats/docs,segments,store,search,query_cache?ignore_unavailable=true&level=indices"
 		if err := c.do(ctx, http.MethodGet, path, nil, &stats); err != nil {
 			return out, err
 		}

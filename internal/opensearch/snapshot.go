@@ -123,3 +123,50 @@ func (c *Client) Restore(ctx context.Context, repo, snap, source, target string)
 // regexpQuote escapes an index name for OpenSearch's (Java) rename_pattern; index names
 // allow only lower-case letters, digits and ._-, of which . is special.
 func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
+
+// SnapshotIndexShards is the number of shards index has in a snapshot; a snapshot that
+// does not hold the index answers 404.
+func (c *Client) SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error) {
+	var status struct {
+		Snapshots []struct {
+			Indices map[string]struct {
+				ShardsStats struct {
+					Total int `json:"total"`
+				} `json:"shards_stats"`
+			} `json:"indices"`
+		} `json:"snapshots"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_snapshot/"+url.PathEscape(repo)+"/"+url.PathEscape(snap)+"/_status", nil, &status); err != nil {
+		return 0, err
+	}
+	if len(status.Snapshots) > 0 {
+		if idx, ok := status.Snapshots[0].Indices[index]; ok {
+			return idx.ShardsStats.Total, nil
+		}
+	}
+	return 0, &APIError{Status: 404, Type: "index_not_found_exception", Reason: "snapshot " + snap + " holds no index " + index}
+}
+
+// RestoredFrom says which snapshot the index's shards were recovered from, as long as
+// OpenSearch still remembers (until a shard recovers again, e.g. after a node restart);
+// empty strings when they were not restored.
+func (c *Client) RestoredFrom(ctx context.Context, index string) (repo, snap string, err error) {
+	var resp map[string]struct {
+		Shards []struct {
+			Type   string `json:"type"`
+			Source struct {
+				Repository string `json:"repository"`
+				Snapshot   string `json:"snapshot"`
+			} `json:"source"`
+		} `json:"shards"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(index)+"/_recovery", nil, &resp); err != nil {
+		return "", "", err
+	}
+	for _, s := range resp[index].Shards {
+		if s.Type == "SNAPSHOT" {
+			return s.Source.Repository, s.Source.Snapshot, nil
+		}
+	}
+	return "", "", nil
+}
