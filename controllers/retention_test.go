@@ -147,3 +147,13 @@ func TestSnapshotProgressMovesOnlyWithTheFigures(t *testing.T) {
 		t.Errorf("lastProgress = %s", got)
 	}
 }
+
+func TestRedIndexBackoffGrowsToTheResyncInterval(t *testing.T) {
+	for _, c := range []struct{ redFor, want time.Duration }{
+		{0, progressPollInterval}, {time.Second, progressPollInterval}, {10 * time.Second, 10 * time.Second}, {time.Hour, time.Minute},
+	} {
+		if got := redBackoff(c.redFor, time.Minute); got != c.want {
+			t.Errorf("red for %s: next look in %s, want %s", c.redFor, got, c.want)
+		}
+	}
+}

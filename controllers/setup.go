@@ -40,6 +40,9 @@ type Options struct {
 	// IndexResyncInterval is how often a Ready index is compared with OpenSearch to repair
 	// drift. Default 60s.
 	IndexResyncInterval time.Duration
+	// IndexRedGrace is how long a newly created index may be red (its primaries starting)
+	// before it is Degraded. Default 1m.
+	IndexRedGrace time.Duration
 	// MaxRetryDelay caps the backoff after a failed reconcile. Default 60s.
 	MaxRetryDelay time.Duration
 	// IndexWorkers is how many VectorIndexes reconcile at once. Default 4.
@@ -78,6 +81,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IndexResyncInterval == 0 {
 		o.IndexResyncInterval = 60 * time.Second
+	}
+	if o.IndexRedGrace == 0 {
+		o.IndexRedGrace = time.Minute
 	}
 	if o.MaxRetryDelay == 0 {
 		o.MaxRetryDelay = 60 * time.Second

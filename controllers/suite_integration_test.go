@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 // fastOptions make the operator notice changes within seconds in tests.
-var fastOptions = controllers.Options{ClusterPollInterval: 2 * time.Second, IndexResyncInterval: 2 * time.Second, MaxRetryDelay: 2 * time.Second, SnapshotStartTimeout: 15 * time.Second, SnapshotStallTimeout: 20 * time.Second}
+var fastOptions = controllers.Options{ClusterPollInterval: 2 * time.Second, IndexResyncInterval: 2 * time.Second, MaxRetryDelay: 2 * time.Second, SnapshotStartTimeout: 15 * time.Second, SnapshotStallTimeout: 20 * time.Second, IndexRedGrace: 3 * time.Second}
 
 var (
 	nsSeq    atomic.Int32

@@ -142,9 +142,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, retry
 	}
 	if redFor > 0 {
-		// A red index needs a node, a disk or a person: look again on a backoff that grows
-		// with how long it has been red, up to the resync interval.
-		return ctrl.Result{RequeueAfter: min(max(redFor, progressPollInterval), r.Options.IndexResyncInterval)}, nil
+		return ctrl.Result{RequeueAfter: redBackoff(redFor, r.Options.IndexResyncInterval)}, nil
 	}
 	if run.progressing != "" {
 		// Shards are starting: look again soon rather than at the next resync.
@@ -153,10 +151,6 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{RequeueAfter: r.Options.IndexResyncInterval}, nil
 }
 
-// redGrace is how long a newly created index may be red while its primaries start before
-// it counts as Degraded.
-const redGrace = time.Minute
-
 // recordOutcome sets the conditions from the steps' outcome and returns the error to retry
 // on, if the failure may pass by itself, and how long the index has been red, if it is.
 func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (error, time.Duration) {
@@ -164,7 +158,7 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (err
 	gen := run.vi.Generation
 	var conflict *conflictError
 	switch {
-	case stepErr == nil && st.Health == "red" && !run.young():
+	case stepErr == nil && st.Health == "red" && !run.young(r.Options.IndexRedGrace):
 		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
 		return nil, time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time)
 	case stepErr == nil && run.progressing != "":
@@ -187,14 +181,22 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (err
 	return nil, 0
 }
 
-// young says the index was created less than redGrace ago (by its creation date, which a
-// restored index carries over from the original, so a red restore is never young).
-func (run *indexRun) young() bool {
+// redBackoff is when a red index is looked at again: it needs a node, a disk or a person,
+// so the wait grows with how long it has been red, from the progress poll up to the resync
+// interval.
+func redBackoff(redFor, resync time.Duration) time.Duration {
+	return min(max(redFor, progressPollInterval), resync)
+}
+
+// young says the index was created less than grace ago, so red is its primaries starting
+// (by its creation date, which a restored index carries over from the original, so a red
+// restore is never young).
+func (run *indexRun) young(grace time.Duration) bool {
 	if run.live == nil {
 		return false
 	}
 	ms, err := strconv.ParseInt(run.live.Settings["index.creation_date"], 10, 64)
-	return err == nil && time.Since(time.UnixMilli(ms)) < redGrace
+	return err == nil && time.Since(time.UnixMilli(ms)) < grace
 }
 
 // recordReadiness exports the Ready condition as a metric, with its reason when False.
