@@ -40,6 +40,7 @@ type ManagedCluster struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:XValidation:rule="oldSelf.all(o, self.exists(n, n.name == o.name))",message="spec.managed.nodePools: a pool cannot be removed: its nodes would leave with their shards and cluster-manager votes before they are drained (not supported yet)"
 	NodePools []NodePool `json:"nodePools"`
 
 	// search holds cluster-wide search defaults that indexes inherit.

@@ -201,6 +201,39 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Off", CPUHeadroomPercent: 95, MinGainPerCPUPercent: "1"}
 		}, []string{"spec.tuning.cpuHeadroomPercent"}},
 		{"cluster reference without name", func(v *v1alpha1.VectorIndex) { v.Spec.ClusterRef.Name = "" }, []string{"spec.clusterRef.name"}},
+		{"additional setting blocks writes", func(v *v1alpha1.VectorIndex) {
+			v.Spec.AdditionalSettings = map[string]string{"index.blocks.write": "true"}
+		}, []string{"spec.additionalSettings", "must not block the index"}},
+		{"additional setting read-only", func(v *v1alpha1.VectorIndex) {
+			v.Spec.AdditionalSettings = map[string]string{"index.read_only_allow_delete": "true"}
+		}, []string{"spec.additionalSettings", "must not block the index"}},
+		{"additional setting pins shards to a node", func(v *v1alpha1.VectorIndex) {
+			v.Spec.AdditionalSettings = map[string]string{"index.routing.allocation.require._name": "node-1"}
+		}, []string{"spec.additionalSettings", "pin or stop its shard allocation"}},
+		{"additional setting stops allocation", func(v *v1alpha1.VectorIndex) {
+			v.Spec.AdditionalSettings = map[string]string{"index.routing.allocation.enable": "none"}
+		}, []string{"spec.additionalSettings", "pin or stop its shard allocation"}},
+		{"additional setting expands replicas", func(v *v1alpha1.VectorIndex) {
+			v.Spec.AdditionalSettings = map[string]string{"index.auto_expand_replicas": "0-all"}
+		}, []string{"spec.additionalSettings", "auto_expand_replicas"}},
+		{"restore of a wildcard", func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Index: "products-*"}
+		}, []string{"spec.restoreFrom.index"}},
+		{"restore of a list", func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Index: "a,b"}
+		}, []string{"spec.restoreFrom.index"}},
+		{"restore of _all", func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Index: "_all"}
+		}, []string{"spec.restoreFrom.index"}},
+		{"restore of an exclusion", func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Index: "-logs"}
+		}, []string{"spec.restoreFrom.index"}},
+		{"restore from a wildcard snapshot", func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly-*"}
+		}, []string{"spec.restoreFrom.snapshot"}},
+		{"restore from a repository list", func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "a,b", Snapshot: "nightly"}
+		}, []string{"spec.restoreFrom.repository"}},
 	}
 	if len(cases) < 25 {
 		t.Fatalf("the corpus must hold at least 25 invalid specs, has %d", len(cases))
@@ -254,9 +287,72 @@ func TestInvalidSearchClustersAreRefused(t *testing.T) {
 		{"unknown simd", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].SIMD = "sse4" }), []string{"spec.managed.nodePools[1].simd", "Unsupported value"}},
 		{"zero replicas", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Replicas = -1 }), []string{"spec.managed.nodePools[1].replicas"}},
 		{"bad heap", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].JVM = &v1alpha1.JVMOptions{Heap: "4GB"} }), []string{"spec.managed.nodePools[1].jvm.heap"}},
-		{"owned setting", managed(func(m *v1alpha1.ManagedCluster) {
-			m.NodePools[1].AdditionalConfig = map[string]string{"knn.faiss.avx512.disabled": "true"}
-		}), []string{"spec.managed.nodePools[1].additionalConfig", "settings the operator owns"}},
+		{"owned setting knn.faiss.avx512.disabled", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "knn.faiss.avx512.disabled": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting network.bind_host", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "network.bind_host": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting network.publish_host", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "network.publish_host": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting http.port", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "http.port": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting http.host", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "http.host": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting transport.port", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "transport.port": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting transport.host", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "transport.host": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting discovery.zen.ping.unicast.hosts", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "discovery.zen.ping.unicast.hosts": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting discovery.type", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "discovery.type": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting cluster.initial_master_nodes", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "cluster.initial_master_nodes": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting node.master", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "node.master": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting node.data", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "node.data": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting plugins.security.ssl.http.enabled", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "plugins.security.ssl.http.enabled": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting plugins.security.disabled", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "plugins.security.disabled": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting node.attr.remote_store.segment.repository", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "node.attr.remote_store.segment.repository": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting node.attr.vectorpilot.pool", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "node.attr.vectorpilot.pool": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting s3.client.default.access_key", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "s3.client.default.access_key": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting s3.client.default.secret_key", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "s3.client.default.secret_key": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting bootstrap.memory_lock", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "bootstrap.memory_lock": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting path.data", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "path.data": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting cluster.name", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "cluster.name": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
+		{"owned setting cluster.routing.allocation.enable", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "cluster.routing.allocation.enable": "x"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
 		{"max unavailable zero", managed(func(m *v1alpha1.ManagedCluster) { m.UpdateStrategy.MaxUnavailable = -1 }), []string{"spec.managed.updateStrategy.maxUnavailable"}},
 		{"bad segment search mode", managed(func(m *v1alpha1.ManagedCluster) {
 			m.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "sometimes"}}
@@ -290,11 +386,34 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc.Spec = v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "http://opensearch:9200"}}
 	expectRefused(t, c.Update(ctx, sc), []string{"spec", "cannot switch between spec.managed and spec.external"})
 
+	// Until drained scale-down exists, nothing that would drop shards or votes at once.
+	sc = create("no-scale-down")
+	sc.Spec.Managed.NodePools[1].Replicas = 1
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].replicas", "cannot decrease"})
+	sc = create("no-manager-scale-down")
+	sc.Spec.Managed.NodePools[0].Replicas = 1
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[0].replicas", "cannot decrease"})
+	sc = create("no-pool-removal")
+	sc.Spec.Managed.NodePools = append(sc.Spec.Managed.NodePools, v1alpha1.NodePool{Name: "more", Roles: []v1alpha1.NodeRole{"data"}, Replicas: 1})
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatalf("adding a pool refused: %v", err)
+	}
+	sc.Spec.Managed.NodePools = sc.Spec.Managed.NodePools[:2]
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools", "cannot be removed"})
+	sc = create("no-storage-added")
+	sc.Spec.Managed.NodePools[0].Storage = &v1alpha1.PoolStorage{Size: resource.MustParse("5Gi")}
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[0].storage", "cannot be added to or removed"})
+	sc = create("no-storage-removed")
+	sc.Spec.Managed.NodePools[1].Storage = nil
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].storage", "cannot be added to or removed"})
+
 	sc = create("rolls")
 	sc.Spec.Managed.Version = "3.7.0"
 	sc.Spec.Managed.NodePools[1].SIMD = "avx2"
 	sc.Spec.Managed.NodePools[1].Replicas = 4
-	sc.Spec.Managed.NodePools[1].AdditionalConfig = map[string]string{"knn.algo_param.index_thread_qty": "2"}
+	sc.Spec.Managed.NodePools[1].AdditionalConfig = map[string]string{"knn.algo_param.index_thread_qty": "2", "indices.memory.index_buffer_size": "20%",
+		"s3.client.default.endpoint": "s3.local:9000", "node.attr.zone": "a", "path.repo": "/snapshots", "thread_pool.search.size": "8",
+		"cluster.routing.allocation.disk.watermark.low": "90%", "search.concurrent_segment_search.mode": "auto", "http.max_content_length": "200mb"}
 	if err := c.Update(ctx, sc); err != nil {
 		t.Fatalf("allowed change refused: %v", err)
 	}
@@ -331,6 +450,7 @@ func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
 			v.Spec.Fields = []v1alpha1.VectorField{field("other", 8, "float", "l2", "faiss", "hnsw")}
 		}, []string{"spec.fields", "vector fields cannot be removed"}},
 		{"additional settings", func(v *v1alpha1.VectorIndex) { v.Spec.AdditionalSettings = map[string]string{"index.codec": "zstd"} }, []string{"spec.additionalSettings", "immutable"}},
+		{"cluster", func(v *v1alpha1.VectorIndex) { v.Spec.ClusterRef.Name = "other" }, []string{"spec.clusterRef", "immutable"}},
 	}
 	for _, tc := range refused {
 		t.Run("refused/"+tc.name, func(t *testing.T) {
@@ -424,8 +544,25 @@ func TestInvalidSnapshotSpecsAreRefused(t *testing.T) {
 	if err := c.Create(ctx, vs); err != nil {
 		t.Fatal(err)
 	}
+	if vs.Spec.DeletionPolicy != v1alpha1.SnapshotDeletionRetain {
+		t.Errorf("a VectorSnapshot must keep its backup by default, deletionPolicy is %q", vs.Spec.DeletionPolicy)
+	}
 	vs.Spec.Indices = []string{"a", "b"}
 	expectRefused(t, c.Update(ctx, vs), []string{"spec", "immutable"})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(vs), vs); err != nil {
+		t.Fatal(err)
+	}
+	vs.Spec.Repository = "elsewhere"
+	expectRefused(t, c.Update(ctx, vs), []string{"spec", "immutable"})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(vs), vs); err != nil {
+		t.Fatal(err)
+	}
+	vs.Spec.DeletionPolicy = "Forget"
+	expectRefused(t, c.Update(ctx, vs), []string{"spec.deletionPolicy", "Unsupported value"})
+	vs.Spec.DeletionPolicy = v1alpha1.SnapshotDeletionDelete
+	if err := c.Update(ctx, vs); err != nil {
+		t.Errorf("asking to delete the backup with the object refused: %v", err)
+	}
 }
 
 func TestInvalidBenchmarkRunsAreRefused(t *testing.T) {
@@ -451,6 +588,14 @@ func TestInvalidBenchmarkRunsAreRefused(t *testing.T) {
 		{"zero clients", func(r *v1alpha1.BenchmarkRun) { r.Spec.Clients = []int32{0} }, []string{"spec.clients[0]"}},
 		{"tiny dataset", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Dataset.Generated.Count = 10 }, []string{"spec.workload.dataset.generated.count"}},
 		{"unknown load", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Load = "Always" }, []string{"spec.workload.load", "Unsupported value"}},
+		{"local dataset too large for the operator", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Dataset.Generated.Count = 200001 },
+			[]string{"spec.workload.dataset.generated", "at most 200000 vectors"}},
+		{"local runner named, dataset too large", func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Runner.Type = "Local"
+			r.Spec.Workload.Dataset.Generated.Count = 1000000
+		}, []string{"spec.workload.dataset.generated", "use the Argo runner"}},
+		{"local queries too many", func(r *v1alpha1.BenchmarkRun) { r.Spec.Workload.Dataset.Generated.Queries = 2001 },
+			[]string{"spec.workload.dataset.generated", "2000 queries"}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -459,6 +604,14 @@ func TestInvalidBenchmarkRunsAreRefused(t *testing.T) {
 			tc.mutate(r)
 			expectRefused(t, c.Create(context.Background(), r), tc.want)
 		})
+	}
+	big := valid()
+	big.Name, big.Namespace = "argo-large", "default"
+	big.Spec.Runner = v1alpha1.BenchmarkRunner{Type: "Argo", WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}}
+	big.Spec.Workload.Dataset.Generated.Count = 1000000
+	big.Spec.Workload.Load = "IntoNonEmpty"
+	if err := c.Create(context.Background(), big); err != nil {
+		t.Errorf("an Argo run of a million vectors into a non-empty index refused: %v", err)
 	}
 	r := valid()
 	r.Name, r.Namespace = "fixed-run", "default"

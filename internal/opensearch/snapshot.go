@@ -170,3 +170,20 @@ func (c *Client) RestoredFrom(ctx context.Context, index string) (repo, snap str
 	}
 	return "", "", nil
 }
+
+// SnapshotNames lists every snapshot in a repository (_snapshot/<repo>/_all).
+func (c *Client) SnapshotNames(ctx context.Context, repo string) ([]string, error) {
+	var resp struct {
+		Snapshots []struct {
+			Snapshot string `json:"snapshot"`
+		} `json:"snapshots"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_snapshot/"+url.PathEscape(repo)+"/_all", nil, &resp); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(resp.Snapshots))
+	for _, s := range resp.Snapshots {
+		names = append(names, s.Snapshot)
+	}
+	return names, nil
+}
