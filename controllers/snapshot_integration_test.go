@@ -269,11 +269,13 @@ func (p *s3Proxy) restore() {
 	p.mu.Unlock()
 }
 
-// TestS3OutageMidSnapshot cuts the line to S3 while a throttled snapshot is being written.
-// OpenSearch keeps such a snapshot IN_PROGRESS for minutes (measured: still running 3m20s
-// after the cut), so the operator's snapshot timeout (20s in tests, 1h by default) aborts it
-// and fails the VectorSnapshot with reason SnapshotTimeout; once S3 is back the policy's
-// next scheduled snapshot succeeds.
+// TestS3OutageMidSnapshot: a throttled snapshot that runs longer than the stall timeout
+// but keeps moving succeeds (a snapshot is judged by its progress, not its age); then the
+// line to S3 is cut while another is being written. OpenSearch keeps such a snapshot
+// IN_PROGRESS for minutes (measured: still running 3m20s after the cut), so once its
+// shards and bytes stop moving for the stall timeout (20s in tests, 30m by default) the
+// operator aborts it and fails the VectorSnapshot with reason SnapshotStalled; once S3 is
+// back the policy's next scheduled snapshot succeeds.
 func TestS3OutageMidSnapshot(t *testing.T) {
 	e := startOperator(t)
 	root := testsupport.Root(t)
@@ -312,6 +314,32 @@ func TestS3OutageMidSnapshot(t *testing.T) {
 	if err := os.PutRepository(t.Context(), "slow", "s3", map[string]any{"bucket": "outage", "client": "default", "max_snapshot_bytes_per_sec": "150kb"}); err != nil {
 		t.Fatal(err)
 	}
+
+	// Healthy but slow: four shards of small files at 100 KB/s take longer than the stall
+	// timeout in all, and every file finishes well within it.
+	large := luceneIndex(e, "large")
+	large.Spec.Shards = 4
+	e.create(large)
+	e.waitIndexReady(large)
+	many, _ := dataset.Generate(dataset.Spec{Count: 8000, Queries: 1, Dim: 32, Seed: 8})
+	if err := bench.Ingest(t.Context(), os, large.Spec.IndexName, "embedding", many, 1000, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Refresh(t.Context(), large.Spec.IndexName); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.PutRepository(t.Context(), "slower", "s3", map[string]any{"bucket": "outage", "base_path": "slower", "client": "default", "max_snapshot_bytes_per_sec": "100kb"}); err != nil {
+		t.Fatal(err)
+	}
+	patient := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "patient", Namespace: e.ns},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "slower", Indices: []string{large.Name}}}
+	e.create(patient)
+	e.waitCondition(patient, func() []metav1.Condition { return patient.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "SnapshotSucceeded", 180*time.Second)
+	took := time.Duration(patient.Status.DurationMillis) * time.Millisecond
+	t.Logf("slow healthy snapshot: %d bytes in %s, stall timeout %s", patient.Status.SizeBytes, took, fastOptions.SnapshotStallTimeout)
+	if took <= fastOptions.SnapshotStallTimeout {
+		t.Fatalf("the slow snapshot took %s, not longer than the stall timeout %s: it proves nothing", took, fastOptions.SnapshotStallTimeout)
+	}
 	first := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "cut-short", Namespace: e.ns},
 		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "slow", Indices: []string{vi.Name}}}
 	e.create(first)
@@ -320,7 +348,7 @@ func TestS3OutageMidSnapshot(t *testing.T) {
 		return first.Status.Phase == v1alpha1.SnapshotInProgress, "phase " + first.Status.Phase
 	})
 	proxy.cut()
-	e.waitCondition(first, func() []metav1.Condition { return first.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, "SnapshotTimeout", 90*time.Second)
+	e.waitCondition(first, func() []metav1.Condition { return first.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, "SnapshotStalled", 90*time.Second)
 	t.Logf("snapshot cut short: %v", first.Status.Failures)
 	if first.Status.Phase != v1alpha1.SnapshotFailed || len(first.Status.Failures) == 0 {
 		t.Errorf("a snapshot cut short must be Failed and say why: %+v", first.Status)

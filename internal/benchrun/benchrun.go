@@ -151,29 +151,25 @@ func (e *NotEmptyError) Error() string {
 // documents than the dataset. An index holding other documents is written to only with
 // load IntoNonEmpty; an empty one is first marked with the dataset's fingerprint, so a
 // load cut short is completed (documents are created by id, never overwritten). It
-// returns whether recall is meaningful: the index holds exactly the dataset and the field
-// measures L2.
+// returns whether recall is meaningful: the index holds exactly the dataset (it was loaded
+// into an empty index) and the field measures L2.
 func Prepare(ctx context.Context, c *opensearch.Client, w Workload, d Data, progress func(done int)) (bool, error) {
 	stats, err := c.Stats(ctx, w.Index)
 	if err != nil {
 		return false, err
 	}
+	idx, err := c.GetIndex(ctx, w.Index)
+	if err != nil {
+		return false, err
+	}
+	ours := idx.Meta[DatasetMark] == w.Fingerprint()
 	if stats.DocsCount < int64(d.Base.Len()) && w.Load != LoadNever {
-		idx, err := c.GetIndex(ctx, w.Index)
-		if err != nil {
-			return false, err
-		}
-		ours := idx.Meta[DatasetMark] == w.Fingerprint()
 		switch {
 		case stats.DocsCount > 0 && !ours && w.Load != LoadIntoNonEmpty:
 			return false, &NotEmptyError{Index: w.Index, Docs: stats.DocsCount}
 		case stats.DocsCount == 0 && !ours:
-			meta := maps.Clone(idx.Meta)
-			if meta == nil {
-				meta = map[string]any{}
-			}
-			meta[DatasetMark] = w.Fingerprint()
-			if err := c.PutMeta(ctx, w.Index, meta); err != nil {
+			ours = true
+			if err := MarkDataset(ctx, c, idx, w.Fingerprint()); err != nil {
 				return false, err
 			}
 		}
@@ -184,7 +180,18 @@ func Prepare(ctx context.Context, c *opensearch.Client, w Workload, d Data, prog
 			return false, err
 		}
 	}
-	return w.L2 && stats.DocsCount == int64(d.Base.Len()), nil
+	return w.L2 && ours && stats.DocsCount == int64(d.Base.Len()), nil
+}
+
+// MarkDataset records in the index's _meta (keeping what is there, the VectorIndex's
+// ownership among it) that the index holds the dataset with this fingerprint.
+func MarkDataset(ctx context.Context, c *opensearch.Client, idx *opensearch.Index, fingerprint string) error {
+	meta := maps.Clone(idx.Meta)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[DatasetMark] = fingerprint
+	return c.PutMeta(ctx, idx.Name, meta)
 }
 
 // HeldSettings are the index settings a run changes: the refresh interval while it loads,
