@@ -471,3 +471,59 @@ func waitRolledOut(e *env, sc *v1alpha1.SearchCluster, timeout time.Duration) {
 }
 
 var _ controllers.HealthSource = (*controlledHealth)(nil)
+
+// TestAllocationRestrictionIsLiftedAfterAFailedLift: a rolling restart restricted shard
+// allocation to primaries and recorded it (status.allocationRestricted); the lift then
+// fails because OpenSearch does not answer. The test plays that moment — it restricts
+// allocation on the real node and records it, with the line to OpenSearch cut — and the
+// operator must keep trying and lift it once OpenSearch answers, with no rollout pending:
+// replicas must not stay unallocated for good.
+func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
+	url := testsupport.OpenSearchURL(t)
+	line := startProxy(t, strings.TrimPrefix(url, "http://"))
+	opts := fastOptions
+	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return line.url() }
+	opts.ClusterHealth = &controlledHealth{health: rollout.Health{Status: "green"}}
+	opts.RolloutPollInterval = 500 * time.Millisecond
+	e := startOperatorWith(t, opts)
+	ensureNodes(e)
+	releaseNodes(e)
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "lift", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version:   "3.6.0",
+		NodePools: []v1alpha1.NodePool{pool("all", v1alpha1.SIMDAuto, 1, "cluster_manager", "data")},
+	}}}
+	e.create(sc)
+	k := &kubelet{e: e, sc: sc, desired: 1, startup: time.Second}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); k.run(stop) }()
+	t.Cleanup(func() { close(stop); <-done })
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+
+	os := osClient(t, url)
+	t.Cleanup(func() {
+		_ = os.PutPersistentClusterSettings(context.Background(), map[string]any{"cluster.routing.allocation.enable": nil})
+	})
+	line.cut()
+	if err := os.PutPersistentClusterSettings(t.Context(), map[string]any{"cluster.routing.allocation.enable": "primaries"}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(10*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(sc), sc); err != nil {
+			return false, err.Error()
+		}
+		sc.Status.AllocationRestricted = true
+		err := e.k8s.Status().Update(e.ctx, sc)
+		return err == nil, fmt.Sprint(err)
+	})
+	e.waitEvent(sc.Name, "AllocationNotRestored")
+	if v, _ := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); v != "primaries" {
+		t.Fatalf("with the line cut the restriction cannot have been lifted, setting is %q", v)
+	}
+	line.restore()
+	e.eventually(30*time.Second, func() (bool, string) {
+		v, err := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable")
+		_ = e.k8s.Get(e.ctx, clientKey(sc), sc)
+		return err == nil && v == "" && !sc.Status.AllocationRestricted, fmt.Sprintf("allocation.enable %q (%v), status.allocationRestricted %v", v, err, sc.Status.AllocationRestricted)
+	})
+}

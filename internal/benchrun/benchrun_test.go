@@ -1,0 +1,102 @@
+package benchrun
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+)
+
+func TestFitsLocalBoundsTheOperatorsMemory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "set.hdf5")
+	if err := os.WriteFile(file, make([]byte, 3<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		w      Workload
+		budget int64
+		fits   bool
+	}{
+		{"small generated", Workload{Generated: &dataset.Spec{Count: 1000, Queries: 100, Dim: 32}}, 256 << 20, true},
+		{"exactly the budget", Workload{Generated: &dataset.Spec{Count: 1024, Queries: 0, Dim: 256}}, 1 << 20, true},
+		{"one vector over", Workload{Generated: &dataset.Spec{Count: 1024, Queries: 1, Dim: 256}}, 1 << 20, false},
+		{"the admission maximum at a wide dimension", Workload{Generated: &dataset.Spec{Count: 200000, Queries: 2000, Dim: 1024}}, 256 << 20, false},
+		{"hdf5 under", Workload{HDF5: file}, 4 << 20, true},
+		{"hdf5 over", Workload{HDF5: file}, 2 << 20, false},
+	}
+	for _, c := range cases {
+		err := c.w.FitsLocal(c.budget)
+		if (err == nil) != c.fits || (err != nil && !errors.Is(err, ErrTooLarge)) {
+			t.Errorf("%s: %v, want fits=%v", c.name, err, c.fits)
+		}
+	}
+	if err := (Workload{HDF5: filepath.Join(t.TempDir(), "missing")}).FitsLocal(1 << 30); err == nil || errors.Is(err, ErrTooLarge) {
+		t.Errorf("a missing file: %v, want a read error", err)
+	}
+}
+
+func TestRestoreBodyResetsWhatWasNotSet(t *testing.T) {
+	body := RestoreBody(map[string]string{"index.refresh_interval": "", "index.search.concurrent.max_slice_count": "4"})
+	if v, ok := body["index.refresh_interval"]; !ok || v != nil {
+		t.Errorf("an unset setting must be reset with null, got %v", body)
+	}
+	if body["index.search.concurrent.max_slice_count"] != "4" {
+		t.Errorf("a set setting must be put back as it was, got %v", body)
+	}
+}
+
+func TestFingerprintNamesTheBaseVectors(t *testing.T) {
+	a := Workload{Field: "embedding", Generated: &dataset.Spec{Count: 1000, Queries: 10, Dim: 32, Seed: 1}}
+	b := Workload{Field: "embedding", Generated: &dataset.Spec{Count: 1000, Queries: 500, Dim: 32, Seed: 1}}
+	c := Workload{Field: "embedding", Generated: &dataset.Spec{Count: 1000, Queries: 10, Dim: 32, Seed: 2}}
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Error("the query count does not change the base vectors, nor may it change the fingerprint")
+	}
+	if a.Fingerprint() == c.Fingerprint() {
+		t.Error("another seed is another dataset")
+	}
+}
+
+// BenchmarkLargestAcceptedLocalDataset materializes the largest dataset a Local run is
+// accepted with (admission: 200000 vectors, 2000 queries; the default 256 MiB budget sets
+// the widest dimension) — the vectors and exact neighbours the operator holds — and
+// reports the process's peak RSS.
+func BenchmarkLargestAcceptedLocalDataset(b *testing.B) {
+	const budget = 256 << 20
+	dim := budget / ((200000 + 2000) * 4)
+	w := Workload{Field: "embedding", K: 10, Generated: &dataset.Spec{Count: 200000, Queries: 2000, Dim: dim, Seed: 1}}
+	if err := w.FitsLocal(budget); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		d, err := w.Materialize(HDF5Reader{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.KeepAlive(d)
+	}
+	b.ReportMetric(float64(dim), "dim")
+	b.ReportMetric(float64(peakRSS(b))/(1<<20), "peakRSS-MiB")
+}
+
+// peakRSS is the process's high-water resident set (VmHWM), in bytes.
+func peakRSS(b *testing.B) int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
