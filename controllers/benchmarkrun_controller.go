@@ -143,17 +143,27 @@ func finished(run *v1alpha1.BenchmarkRun) bool {
 }
 
 // holdSettings records the index settings the run is about to change, before it changes
-// any, so they can be put back however it ends (an operator restart included).
-func (r *BenchmarkRunReconciler) holdSettings(ctx context.Context, run *v1alpha1.BenchmarkRun, os *opensearch.Client, index string) error {
-	if run.Status.RestoreSettings != nil {
-		return nil
+// any, so they can be put back however it ends (an operator restart included); it returns
+// the index's cluster client.
+func (r *BenchmarkRunReconciler) holdSettings(ctx context.Context, run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex, index string) (*opensearch.Client, error) {
+	os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+	if err != nil || run.Status.RestoreSettings != nil {
+		return os, err
 	}
 	saved, err := benchrun.SettingsBefore(ctx, os, index)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	run.Status.RestoreSettings = saved
-	return r.Status().Update(ctx, run)
+	return os, r.Status().Update(ctx, run)
+}
+
+// waitOn leaves a run Pending on a failure that may pass (the cluster unreachable, the
+// index not answering) and looks again after the longest backoff.
+func (r *BenchmarkRunReconciler) waitOn(run *v1alpha1.BenchmarkRun, err error) ctrl.Result {
+	f := classify(err)
+	setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, f.reason, f.message)
+	return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}
 }
 
 // putSettingsBack restores what holdSettings recorded, once the run no longer measures,
@@ -248,14 +258,9 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, reason, err.Error())
 		return ctrl.Result{}, nil
 	}
-	os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
-	if err == nil {
-		err = r.holdSettings(ctx, run, os, w.Index)
-	}
+	os, err := r.holdSettings(ctx, run, vi, w.Index)
 	if err != nil {
-		f := classify(err)
-		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, f.reason, f.message)
-		return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
+		return r.waitOn(run, err), nil
 	}
 	now := metav1.Now()
 	run.Status.StartTime = &now
@@ -395,14 +400,8 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	var wf wfv1.Workflow
 	err = r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &wf)
 	if apierrors.IsNotFound(err) {
-		os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
-		if err == nil {
-			err = r.holdSettings(ctx, run, os, w.Index)
-		}
-		if err != nil {
-			f := classify(err)
-			setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, f.reason, f.message)
-			return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
+		if _, err := r.holdSettings(ctx, run, vi, w.Index); err != nil {
+			return r.waitOn(run, err), nil
 		}
 		wf = *benchrun.Workflow(run, w, name, r.Resolver.Endpoint(&sc), credentialsSecret(&sc))
 		if err := controllerutil.SetControllerReference(run, &wf, r.Scheme()); err != nil {

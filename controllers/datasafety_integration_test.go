@@ -80,12 +80,7 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 	e.create(source)
 	e.waitIndexReady(source)
 	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
-	if err := bench.Ingest(t.Context(), os, source.Spec.IndexName, "embedding", base, 500, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), source.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, os, source.Spec.IndexName, base)
 	before, err := bench.SearchIDs(t.Context(), os, source.Spec.IndexName, "embedding", queries, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -118,13 +113,21 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 		return succeeded == 3 && len(seen) >= 5, fmt.Sprintf("%d succeeded, %d taken so far", succeeded, len(seen))
 	})
 	e.update(policy, func() { policy.Spec.Suspend = true })
-	e.eventually(30*time.Second, func() (bool, string) {
+	// Suspended: the last snapshots finish and retention settles on maxCount.
+	e.eventually(60*time.Second, func() (bool, string) {
+		succeeded := 0
 		for _, s := range e.policySnapshots(policy.Name) {
 			if s.Status.Phase != v1alpha1.SnapshotSucceeded && s.Status.Phase != v1alpha1.SnapshotFailed {
 				return false, s.Name + " still " + s.Status.Phase
 			}
+			if !s.DeletionTimestamp.IsZero() {
+				return false, s.Name + " being pruned"
+			}
+			if s.Status.Phase == v1alpha1.SnapshotSucceeded && metav1.IsControlledBy(&s, policy) {
+				succeeded++
+			}
 		}
-		return true, ""
+		return succeeded == 3, fmt.Sprintf("%d succeeded", succeeded)
 	})
 	if err := e.k8s.Get(e.ctx, clientKey(spoof), spoof); err != nil || !spoof.DeletionTimestamp.IsZero() || spoof.Status.Phase != v1alpha1.SnapshotSucceeded {
 		t.Fatalf("retention touched a snapshot the policy does not control: %v %+v", err, spoof.Status)
@@ -285,12 +288,7 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 	e.create(source)
 	e.waitIndexReady(source)
 	base, queries := dataset.Generate(dataset.Spec{Count: 500, Queries: 5, Dim: 32, Seed: 2})
-	if err := bench.Ingest(t.Context(), os, source.Spec.IndexName, "embedding", base, 500, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), source.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, os, source.Spec.IndexName, base)
 	if err := os.CreateSnapshot(t.Context(), repo, "two-shards", []string{source.Spec.IndexName}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -361,12 +359,20 @@ func TestRedIndexIsDegradedAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Made outside the operator with its primaries pinned to a node that does not exist.
+	// Made outside the operator with its primaries pinned to a node that does not exist
+	// (not waiting for shards that will never start).
 	settings := indexspec.CreateSettings(&vi.Spec)
 	settings["index.routing.allocation.require._name"] = "no-such-node"
-	if err := os.CreateIndex(t.Context(), vi.Spec.IndexName, settings, props, nil); err != nil {
-		t.Fatal(err)
+	body, _ := json.Marshal(map[string]any{"settings": settings, "mappings": map[string]any{"properties": props}})
+	req, _ := http.NewRequest(http.MethodPut, url+"/"+vi.Spec.IndexName+"?wait_for_active_shards=0", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("creating a red index: %v %v", err, resp)
 	}
+	resp.Body.Close()
+	// The node is shared: a red index left behind would hold other tests' clusters red.
+	t.Cleanup(func() { _ = os.DeleteIndex(context.Background(), vi.Spec.IndexName) })
 	e.create(vi)
 	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonIndexHealthRed, 30*time.Second)
 	if p := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Status != metav1.ConditionFalse {

@@ -26,30 +26,8 @@ import (
 // new VectorIndex: the same document count and the same top-10 for 50 fixed queries.
 func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	e := startOperator(t)
-	root := testsupport.Root(t)
-	s3, err := devenv.StartS3(root, "ctl-snapshot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s3.Stop() })
-	for _, bucket := range []string{"vectors-snapshots"} {
-		req, _ := http.NewRequest(http.MethodPut, s3.URL+"/"+bucket, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("creating bucket %s: %v %v", bucket, err, resp)
-		}
-		resp.Body.Close()
-	}
-	node, err := devenv.StartNode(root, "ctl-snapshot", devenv.NodeOptions{
-		ExtraConfig: devenv.S3ClientConfig(s3.URL),
-		Keystore:    map[string]string{"s3.client.default.access_key": "test-key", "s3.client.default.secret_key": "test-secret"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = node.Destroy() })
-	os := osClient(t, node.URL)
-	e.cluster("vectors", node.URL)
+	os, url := startS3Node(t, "ctl-snapshot", "vectors-snapshots")
+	e.cluster("vectors", url)
 
 	source := luceneIndex(e, "source")
 	source.Spec.Shards = 2
@@ -57,12 +35,7 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	e.create(source)
 	e.waitIndexReady(source)
 	base, queries := dataset.Generate(dataset.Spec{Count: 10000, Queries: 50, Dim: 32, Seed: 99})
-	if err := bench.Ingest(t.Context(), os, source.Spec.IndexName, "embedding", base, 1000, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), source.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, os, source.Spec.IndexName, base)
 	before, err := bench.SearchIDs(t.Context(), os, source.Spec.IndexName, "embedding", queries, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -304,31 +277,21 @@ func TestS3OutageMidSnapshot(t *testing.T) {
 	e.create(vi)
 	e.waitIndexReady(vi)
 	base, _ := dataset.Generate(dataset.Spec{Count: 10000, Queries: 1, Dim: 32, Seed: 4})
-	if err := bench.Ingest(t.Context(), os, vi.Spec.IndexName, "embedding", base, 1000, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), vi.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, os, vi.Spec.IndexName, base)
 	// Throttled to ~150 KB/s so the ~1.6 MB snapshot is still being written when the line is cut.
 	if err := os.PutRepository(t.Context(), "slow", "s3", map[string]any{"bucket": "outage", "client": "default", "max_snapshot_bytes_per_sec": "150kb"}); err != nil {
 		t.Fatal(err)
 	}
 
-	// Healthy but slow: four shards of small files at 100 KB/s take longer than the stall
+	// Healthy but slow: four shards of small files at 40 KB/s take longer than the stall
 	// timeout in all, and every file finishes well within it.
 	large := luceneIndex(e, "large")
 	large.Spec.Shards = 4
 	e.create(large)
 	e.waitIndexReady(large)
 	many, _ := dataset.Generate(dataset.Spec{Count: 8000, Queries: 1, Dim: 32, Seed: 8})
-	if err := bench.Ingest(t.Context(), os, large.Spec.IndexName, "embedding", many, 1000, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), large.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.PutRepository(t.Context(), "slower", "s3", map[string]any{"bucket": "outage", "base_path": "slower", "client": "default", "max_snapshot_bytes_per_sec": "100kb"}); err != nil {
+	ingest(t, os, large.Spec.IndexName, many)
+	if err := os.PutRepository(t.Context(), "slower", "s3", map[string]any{"bucket": "outage", "base_path": "slower", "client": "default", "max_snapshot_bytes_per_sec": "40kb"}); err != nil {
 		t.Fatal(err)
 	}
 	patient := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "patient", Namespace: e.ns},

@@ -21,6 +21,8 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -182,6 +184,17 @@ func osClient(t *testing.T, url string) *opensearch.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// ingest writes vectors into the index by id (0..n-1) and refreshes it, so they are searchable.
+func ingest(t *testing.T, os *opensearch.Client, index string, v dataset.Vectors) {
+	t.Helper()
+	if err := bench.Ingest(t.Context(), os, index, "embedding", v, 1000, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Refresh(t.Context(), index); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }

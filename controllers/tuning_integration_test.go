@@ -14,7 +14,6 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -50,12 +49,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	e.create(vi)
 	e.waitIndexReady(vi)
 	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
-	if err := bench.Ingest(t.Context(), os, vi.Spec.IndexName, "embedding", base, 500, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), vi.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, os, vi.Spec.IndexName, base)
 
 	waitSlices := func(want int32, mode string) {
 		t.Helper()

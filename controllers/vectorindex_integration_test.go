@@ -298,12 +298,7 @@ func TestFaissAndNmslibMappings(t *testing.T) {
 		t.Errorf("bits mapping = %v", p)
 	}
 	base, queries := dataset.Generate(dataset.Spec{Count: 300, Queries: 5, Dim: 16, Seed: 3})
-	if err := bench.Ingest(t.Context(), os, faiss.Spec.IndexName, "embedding", base, 100, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Refresh(t.Context(), faiss.Spec.IndexName); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, os, faiss.Spec.IndexName, base)
 	got, err := bench.SearchIDs(t.Context(), os, faiss.Spec.IndexName, "embedding", queries, 5)
 	if err != nil || len(got[0]) != 5 {
 		t.Fatalf("faiss query: %v, %v", got, err)
