@@ -130,7 +130,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			break
 		}
 	}
-	retry, redFor := r.recordOutcome(run, stepErr)
+	redFor, retry := r.recordOutcome(run, stepErr)
 	recordReadiness(&vi)
 	vi.Status.ObservedGeneration = vi.Generation
 	if !equality.Semantic.DeepEqual(before, &vi.Status) {
@@ -151,16 +151,16 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{RequeueAfter: r.Options.IndexResyncInterval}, nil
 }
 
-// recordOutcome sets the conditions from the steps' outcome and returns the error to retry
-// on, if the failure may pass by itself, and how long the index has been red, if it is.
-func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (error, time.Duration) {
+// recordOutcome sets the conditions from the steps' outcome and returns how long the index
+// has been red, if it is, and the error to retry on, if the failure may pass by itself.
+func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (time.Duration, error) {
 	st := &run.vi.Status
 	gen := run.vi.Generation
 	var conflict *conflictError
 	switch {
 	case stepErr == nil && st.Health == "red" && !run.young(r.Options.IndexRedGrace):
 		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
-		return nil, time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time)
+		return time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time), nil
 	case stepErr == nil && run.progressing != "":
 		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
 	case stepErr == nil:
@@ -175,10 +175,10 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (err
 		f := classify(stepErr)
 		conditions.Set(&st.Conditions, gen, conditions.Degraded, f.reason, f.message)
 		if f.transient {
-			return stepErr, 0
+			return 0, stepErr
 		}
 	}
-	return nil, 0
+	return 0, nil
 }
 
 // redBackoff is when a red index is looked at again: it needs a node, a disk or a person,
