@@ -153,11 +153,11 @@ type NodePool struct {
 	// logger.*, script.*, plugins.query.*, node.attr.* (not vectorpilot's or remote_store's),
 	// s3.client.* (not credentials: those go to the keystore), the disk, awareness and
 	// balance settings of cluster.routing.allocation, cluster.max_shards_per_node,
-	// node.processors, node.search.cache.size, path.repo, http.max_content_length,
+	// node.processors, node.store.allow_mmap, node.search.cache.size, path.repo, http.max_content_length,
 	// http.compression and http.cors.*. How a node binds, listens, discovers its peers,
 	// forms the cluster and secures itself is the operator's, and refused here.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^((indices|search|thread_pool|action|logger|script|plugins[.]query|knn|node[.]attr|s3[.]client|http[.]cors)[.]|cluster[.]routing[.]allocation[.](disk|awareness|balance)[.]|(cluster[.]max_shards_per_node|node[.]processors|node[.]search[.]cache[.]size|path[.]repo|http[.]max_content_length|http[.]compression)$)') && !k.matches('^(knn[.]faiss[.]|node[.]attr[.](vectorpilot|remote_store)|s3[.]client[.].*(_key|session_token)$)'))",message="spec.managed.nodePools[].additionalConfig may set only allowlisted settings (see the field description): binding, listening, discovery, cluster formation, security, credentials and the k-NN library variant are set by the operator"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^((indices|search|thread_pool|action|logger|script|plugins[.]query|knn|node[.]attr|s3[.]client|http[.]cors)[.]|cluster[.]routing[.]allocation[.](disk|awareness|balance)[.]|(cluster[.]max_shards_per_node|node[.]processors|node[.]store[.]allow_mmap|node[.]search[.]cache[.]size|path[.]repo|http[.]max_content_length|http[.]compression)$)') && !k.matches('^(knn[.]faiss[.]|node[.]attr[.](vectorpilot|remote_store)|s3[.]client[.].*(_key|session_token)$)'))",message="spec.managed.nodePools[].additionalConfig may set only allowlisted settings (see the field description): binding, listening, discovery, cluster formation, security, credentials and the k-NN library variant are set by the operator"
 	// +optional
 	AdditionalConfig map[string]string `json:"additionalConfig,omitempty"`
 }

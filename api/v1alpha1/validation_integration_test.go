@@ -413,7 +413,8 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc.Spec.Managed.NodePools[1].Replicas = 4
 	sc.Spec.Managed.NodePools[1].AdditionalConfig = map[string]string{"knn.algo_param.index_thread_qty": "2", "indices.memory.index_buffer_size": "20%",
 		"s3.client.default.endpoint": "s3.local:9000", "node.attr.zone": "a", "path.repo": "/snapshots", "thread_pool.search.size": "8",
-		"cluster.routing.allocation.disk.watermark.low": "90%", "search.concurrent_segment_search.mode": "auto", "http.max_content_length": "200mb"}
+		"cluster.routing.allocation.disk.watermark.low": "90%", "search.concurrent_segment_search.mode": "auto", "http.max_content_length": "200mb",
+		"node.store.allow_mmap": "false"}
 	if err := c.Update(ctx, sc); err != nil {
 		t.Fatalf("allowed change refused: %v", err)
 	}
