@@ -19,12 +19,13 @@ tools:
 	hack/install-tools.sh
 
 ## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server,
-## promtool, OpenSearch Benchmark
+## promtool, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark
 real-parts:
 	hack/install-kube.sh
 	hack/install-opensearch.sh >/dev/null
 	hack/install-s3.sh >/dev/null
 	hack/install-promtool.sh >/dev/null
+	hack/install-nginx.sh >/dev/null
 	hack/install-python.sh hack/requirements-osb.txt venv-osb >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies

@@ -85,6 +85,9 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		if !conditions.IsReady(before.Conditions) && conditions.IsReady(sc.Status.Conditions) {
 			r.Recorder.Eventf(&sc, nil, "Normal", "Reachable", "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
+			if sc.Spec.External != nil && sc.Spec.External.InsecureSkipVerify {
+				r.Recorder.Eventf(&sc, nil, "Warning", "InsecureSkipVerify", "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Spec.External.Endpoint)
+			}
 		}
 	}
 	switch {

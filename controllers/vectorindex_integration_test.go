@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -238,10 +239,12 @@ func TestAdoptionOnlyWhenTheMappingMatches(t *testing.T) {
 }
 
 func conditionMessage(vi *v1alpha1.VectorIndex, typ string) string {
-	for _, c := range vi.Status.Conditions {
-		if c.Type == typ {
-			return c.Message
-		}
+	return conditionMessageOf(vi.Status.Conditions, typ)
+}
+
+func conditionMessageOf(conds []metav1.Condition, typ string) string {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return c.Message
 	}
 	return ""
 }

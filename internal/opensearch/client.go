@@ -6,6 +6,8 @@ package opensearch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,14 +43,19 @@ func New(cfg Config) (*Client, error) {
 		timeout = 30 * time.Second
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
+	// TLS is set on the transport here: opensearch-go applies CACert and InsecureSkipVerify
+	// only to a plain *http.Transport, and ours is wrapped to observe requests.
+	tlsConfig, err := clientTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	base.TLSClientConfig = tlsConfig
 	c, err := opensearch.NewClient(opensearch.Config{
-		Addresses:          []string{cfg.Endpoint},
-		Username:           cfg.Username,
-		Password:           cfg.Password,
-		CACert:             cfg.CACert,
-		InsecureSkipVerify: cfg.InsecureSkipVerify,
-		Transport:          observedTransport{next: base, onRequest: cfg.OnRequest},
-		RequestTimeout:     timeout,
+		Addresses:      []string{cfg.Endpoint},
+		Username:       cfg.Username,
+		Password:       cfg.Password,
+		Transport:      observedTransport{next: base, onRequest: cfg.OnRequest},
+		RequestTimeout: timeout,
 		// Retries of a failed call belong to the reconcile loop's backoff, which also
 		// records the failure in status; a hidden retry here would only delay that.
 		DisableRetry:          true,
@@ -59,6 +66,21 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("opensearch client for %s: %w", cfg.Endpoint, err)
 	}
 	return &Client{os: c}, nil
+}
+
+// clientTLS is the TLS configuration of cfg: the given CA as the only trusted root when
+// there is one (a private CA must not be diluted by the system's), the system roots
+// otherwise; verification is skipped only when asked.
+func clientTLS(cfg Config) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // an explicit, documented opt-out
+	if len(cfg.CACert) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.CACert) {
+			return nil, fmt.Errorf("opensearch client for %s: the CA bundle holds no PEM certificate", cfg.Endpoint)
+		}
+		t.RootCAs = pool
+	}
+	return t, nil
 }
 
 // observedTransport calls onRequest for every request it sends.
