@@ -70,6 +70,9 @@ type Options struct {
 	// operator's memory (base and query vectors, 4 bytes a component); a larger run fails
 	// with DatasetTooLarge. Default 256 MiB.
 	LocalBenchmarkMaxBytes int64
+	// ObserveRequest, when set, sees every request sent to OpenSearch (method and path);
+	// tests derive the operator's OpenSearch role from them.
+	ObserveRequest func(method, path string)
 	// HDF5 reads HDF5 datasets for Local benchmark runs. Default: bin/venv/bin/python and
 	// hack/hdf5_export.py, relative to the working directory.
 	HDF5 benchrun.HDF5Reader
@@ -116,7 +119,7 @@ func (o Options) withDefaults() Options {
 func Setup(mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	// Secrets are read directly, not cached: the operator needs only get on the few it is named.
-	resolver := &connect.Resolver{Reader: mgr.GetAPIReader(), ManagedEndpoint: opts.ManagedEndpoint}
+	resolver := &connect.Resolver{Reader: mgr.GetAPIReader(), ManagedEndpoint: opts.ManagedEndpoint, ObserveRequest: opts.ObserveRequest}
 	if err := mgr.Add(&observe.Collector{Reader: mgr.GetClient(), Resolver: resolver, Interval: opts.MetricsInterval}); err != nil {
 		return err
 	}

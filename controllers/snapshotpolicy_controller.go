@@ -25,6 +25,9 @@ import (
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies/status,verbs=get;update;patch
+// The owner references on the VectorSnapshots it makes block the owner's deletion, which
+// OwnerReferencesPermissionEnforcement allows only with update on the owner's finalizers.
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies/finalizers,verbs=update
 
 // PolicyLabel marks the VectorSnapshots a SnapshotPolicy made; retention only ever
 // considers those.

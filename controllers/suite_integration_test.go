@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,11 +32,58 @@ import (
 func TestMain(m *testing.M) {
 	// Reconcile errors are expected in fault tests; only the conditions they leave are asserted.
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
-	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.Argo|testsupport.OpenSearch))
+	code := testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.Argo|testsupport.OpenSearch)
+	if code == 0 && !testing.Short() && !sent.covered() {
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// sentRequests records every request the operators under test send to OpenSearch, to hold
+// them against the documented role (docs/security/operator-role.yml, generated from
+// internal/opensearch's request table): a request the table does not describe fails the run.
+type sentRequests struct {
+	mu        sync.Mutex
+	actions   map[string]int
+	unmatched map[string]int
+}
+
+var sent = &sentRequests{actions: map[string]int{}, unmatched: map[string]int{}}
+
+func (s *sentRequests) observe(method, path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := opensearch.PermissionsOf(method, path)
+	if !ok {
+		s.unmatched[method+" "+path]++
+	}
+	for _, a := range append(p.Cluster, p.Index...) {
+		s.actions[a]++
+	}
+}
+
+// covered reports the actions the run needed and says whether every request had a rule.
+func (s *sentRequests) covered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.actions))
+	for a := range s.actions {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	fmt.Printf("OpenSearch actions the operator needed in this run (%d):\n", len(names))
+	for _, a := range names {
+		fmt.Printf("  %-40s %6d requests\n", a, s.actions[a])
+	}
+	for r, n := range s.unmatched {
+		fmt.Printf("FAIL: the operator sent %s (%d times), which internal/opensearch/actions.go does not describe: the documented role would refuse it\n", r, n)
+	}
+	return len(s.unmatched) == 0
 }
 
 // fastOptions make the operator notice changes within seconds in tests.
-var fastOptions = controllers.Options{ClusterPollInterval: 2 * time.Second, IndexResyncInterval: 2 * time.Second, MaxRetryDelay: 2 * time.Second, SnapshotStartTimeout: 15 * time.Second, SnapshotStallTimeout: 20 * time.Second, IndexRedGrace: 3 * time.Second}
+var fastOptions = controllers.Options{ClusterPollInterval: 2 * time.Second, IndexResyncInterval: 2 * time.Second, MaxRetryDelay: 2 * time.Second, SnapshotStartTimeout: 15 * time.Second, SnapshotStallTimeout: 20 * time.Second, IndexRedGrace: 3 * time.Second,
+	ObserveRequest: sent.observe}
 
 var (
 	nsSeq    atomic.Int32

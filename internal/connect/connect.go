@@ -42,6 +42,9 @@ type Resolver struct {
 	// ManagedEndpoint is the URL of a managed cluster; nil means its client Service. Tests
 	// and out-of-cluster development point it elsewhere.
 	ManagedEndpoint func(*v1alpha1.SearchCluster) string
+	// ObserveRequest, when set, sees the method and path of every request sent to any
+	// cluster (tests derive the operator's OpenSearch role from them).
+	ObserveRequest func(method, path string)
 
 	mu      sync.Mutex
 	clients map[types.NamespacedName]cached
@@ -100,13 +103,24 @@ func (r *Resolver) cached(sc *v1alpha1.SearchCluster, cfg opensearch.Config) (*o
 	if c, ok := r.clients[key]; ok && c.fingerprint == fp {
 		return c.client, nil
 	}
-	cfg.OnRequest = metrics.OpenSearchRequests.WithLabelValues(sc.Namespace, sc.Name).Inc
+	sent := metrics.OpenSearchRequests.WithLabelValues(sc.Namespace, sc.Name)
+	cfg.OnRequest = func(method, path string) {
+		sent.Inc()
+		if r.ObserveRequest != nil {
+			r.ObserveRequest(method, path)
+		}
+	}
 	c, err := opensearch.New(cfg)
 	if err != nil {
 		return nil, &Error{Reason: v1alpha1.ReasonTLSError, Message: err.Error()}
 	}
 	if r.clients == nil {
 		r.clients = map[types.NamespacedName]cached{}
+	}
+	if old, ok := r.clients[key]; ok {
+		// A replaced client (rotated password, new CA) stops its background polling and
+		// drops its idle connections; requests already under way finish.
+		old.client.Close()
 	}
 	r.clients[key] = cached{fingerprint: fp, client: c}
 	return c, nil
@@ -116,6 +130,9 @@ func (r *Resolver) cached(sc *v1alpha1.SearchCluster, cfg opensearch.Config) (*o
 func (r *Resolver) Forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if old, ok := r.clients[key]; ok {
+		old.client.Close()
+	}
 	delete(r.clients, key)
 }
 

@@ -27,8 +27,9 @@ type Config struct {
 	InsecureSkipVerify bool
 	// RequestTimeout bounds one HTTP request; zero means 30s.
 	RequestTimeout time.Duration
-	// OnRequest, when set, is called once per HTTP request sent (for metrics).
-	OnRequest func()
+	// OnRequest, when set, is called once per HTTP request sent, with its method and path
+	// (for metrics, and for the test that derives the operator's OpenSearch role).
+	OnRequest func(method, path string)
 }
 
 // Client talks to one OpenSearch cluster. It is safe for concurrent use.
@@ -68,6 +69,10 @@ func New(cfg Config) (*Client, error) {
 	return &Client{os: c}, nil
 }
 
+// Close stops the client's background work (opensearch-go polls node statistics) and
+// closes its idle connections. Requests under way finish.
+func (c *Client) Close() { _ = c.os.Close() }
+
 // clientTLS is the TLS configuration of cfg: the given CA as the only trusted root when
 // there is one (a private CA must not be diluted by the system's), the system roots
 // otherwise; verification is skipped only when asked.
@@ -86,12 +91,12 @@ func clientTLS(cfg Config) (*tls.Config, error) {
 // observedTransport calls onRequest for every request it sends.
 type observedTransport struct {
 	next      http.RoundTripper
-	onRequest func()
+	onRequest func(method, path string)
 }
 
 func (t observedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.onRequest != nil {
-		t.onRequest()
+		t.onRequest(r.Method, r.URL.Path)
 	}
 	return t.next.RoundTrip(r)
 }

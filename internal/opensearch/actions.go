@@ -1,0 +1,119 @@
+package opensearch
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Permissions are the OpenSearch security plugin's action names one request needs: cluster
+// permissions, and index permissions on the index (or indexes) the path names.
+type Permissions struct {
+	Cluster, Index []string
+}
+
+// requestRule maps one request shape the client sends to the actions it needs. Segments
+// of the pattern are literals, {index} (an index name or a comma-separated list of them)
+// or {name} (a repository or snapshot name).
+type requestRule struct {
+	method, pattern string
+	Permissions
+}
+
+// requestRules are every request the client sends. A request matching none is a request
+// nobody has written down the permissions of: PermissionsOf says so, and a test fails.
+var requestRules = []requestRule{
+	{http.MethodGet, "/", Permissions{Cluster: []string{"cluster:monitor/main"}}},
+	{http.MethodGet, "/_cluster/health", Permissions{Cluster: []string{"cluster:monitor/health"}}},
+	{http.MethodGet, "/_cluster/health/{index}", Permissions{Cluster: []string{"cluster:monitor/health"}}},
+	{http.MethodGet, "/_cluster/settings", Permissions{Cluster: []string{"cluster:monitor/state"}}},
+	{http.MethodPut, "/_cluster/settings", Permissions{Cluster: []string{"cluster:admin/settings/update"}}},
+	{http.MethodGet, "/_cat/plugins", Permissions{Cluster: []string{"cluster:monitor/state", "cluster:monitor/nodes/info"}}},
+	{http.MethodGet, "/_cat/shards", Permissions{Cluster: []string{"cluster:monitor/state"}, Index: []string{"indices:monitor/stats"}}},
+	{http.MethodGet, "/_nodes/os", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},
+	{http.MethodGet, "/_nodes/stats/{name}", Permissions{Cluster: []string{"cluster:monitor/nodes/stats"}}},
+	// opensearch-go itself polls its node's JVM and breaker statistics (load shedding),
+	// every few seconds per client.
+	{http.MethodGet, "/_nodes/{name}/stats/{name}", Permissions{Cluster: []string{"cluster:monitor/nodes/stats"}}},
+	{http.MethodGet, "/_plugins/_knn/stats", Permissions{Cluster: []string{"cluster:admin/knn_stats_action"}}},
+	{http.MethodPost, "/_flush", Permissions{Index: []string{"indices:admin/flush"}}},
+	{http.MethodPost, "/_bulk", Permissions{Cluster: []string{"indices:data/write/bulk"}, Index: []string{"indices:data/write/bulk[s]", "indices:data/write/index"}}},
+	{http.MethodPut, "/_snapshot/{name}", Permissions{Cluster: []string{"cluster:admin/repository/put"}}},
+	{http.MethodPut, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/create"}}},
+	{http.MethodGet, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/get"}}},
+	{http.MethodGet, "/_snapshot/{name}/{name}/_status", Permissions{Cluster: []string{"cluster:admin/snapshot/status"}}},
+	{http.MethodDelete, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/delete"}}},
+	{http.MethodPost, "/_snapshot/{name}/{name}/_restore", Permissions{Cluster: []string{"cluster:admin/snapshot/restore"}, Index: []string{"indices:admin/create", "indices:data/write/index"}}},
+	{http.MethodGet, "/{index}", Permissions{Index: []string{"indices:admin/get", "indices:admin/mappings/get"}}},
+	{http.MethodPut, "/{index}", Permissions{Index: []string{"indices:admin/create"}}},
+	{http.MethodDelete, "/{index}", Permissions{Index: []string{"indices:admin/delete"}}},
+	{http.MethodPut, "/{index}/_mapping", Permissions{Index: []string{"indices:admin/mapping/put"}}},
+	{http.MethodPut, "/{index}/_settings", Permissions{Index: []string{"indices:admin/settings/update"}}},
+	{http.MethodGet, "/{index}/_stats/{name}", Permissions{Index: []string{"indices:monitor/stats"}}},
+	{http.MethodGet, "/{index}/_recovery", Permissions{Index: []string{"indices:monitor/recovery"}}},
+	{http.MethodPost, "/{index}/_refresh", Permissions{Index: []string{"indices:admin/refresh"}}},
+	{http.MethodPost, "/{index}/_forcemerge", Permissions{Index: []string{"indices:admin/forcemerge"}}},
+	{http.MethodPost, "/{index}/_search", Permissions{Index: []string{"indices:data/read/search"}}},
+}
+
+// PermissionsOf is what a request needs, and false for a request no rule describes.
+func PermissionsOf(method, path string) (Permissions, bool) {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	segments := split(path)
+	for _, r := range requestRules {
+		if r.method == method && matches(split(r.pattern), segments) {
+			return r.Permissions, true
+		}
+	}
+	return Permissions{}, false
+}
+
+// AllPermissions is the union of every rule's actions: what the operator's role grants.
+func AllPermissions() (cluster, index []string) {
+	seenC, seenI := map[string]bool{}, map[string]bool{}
+	for _, r := range requestRules {
+		for _, a := range r.Cluster {
+			if !seenC[a] {
+				seenC[a] = true
+				cluster = append(cluster, a)
+			}
+		}
+		for _, a := range r.Index {
+			if !seenI[a] {
+				seenI[a] = true
+				index = append(index, a)
+			}
+		}
+	}
+	return cluster, index
+}
+
+func split(path string) []string {
+	path = strings.Trim(path, "/")
+	if path == "" {
+		return nil
+	}
+	return strings.Split(path, "/")
+}
+
+func matches(pattern, segments []string) bool {
+	if len(pattern) != len(segments) {
+		return false
+	}
+	for i, p := range pattern {
+		switch p {
+		case "{index}":
+			// An index name never starts with _ (the API endpoints do).
+			if strings.HasPrefix(segments[i], "_") {
+				return false
+			}
+		case "{name}":
+		default:
+			if p != segments[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
