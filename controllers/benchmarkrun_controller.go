@@ -52,6 +52,9 @@ const (
 	ReasonDatasetTooLarge = "DatasetTooLarge"
 	// ReasonInterrupted: a Local run was started maxLocalAttempts times without ending.
 	ReasonInterrupted = "Interrupted"
+	// ReasonRunnerNotAllowed: an Argo run asks for an image or service account the
+	// operator's allowlists do not hold.
+	ReasonRunnerNotAllowed = "RunnerNotAllowed"
 )
 
 // BenchmarkFinalizer holds a run until the index settings it changed are put back.
@@ -381,6 +384,10 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	if !r.Argo {
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonArgoNotInstalled,
 			"the Argo runner needs Argo Workflows' CRDs, which the API server did not serve when the operator started")
+		return ctrl.Result{}, nil
+	}
+	if err := benchrun.RunnerAllowed(run.Spec.Runner, r.Options.BenchmarkImages, r.Options.BenchmarkServiceAccounts); err != nil {
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonRunnerNotAllowed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	w, err := benchrun.Resolve(run, vi)

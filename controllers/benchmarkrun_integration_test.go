@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -109,11 +110,30 @@ func TestLocalBenchmarkRunTunesItsIndex(t *testing.T) {
 // (the same code `vectorpilot bench report` runs); the run completes with the reported
 // table, and ttlAfterFinished removes the Workflow but keeps the run.
 func TestArgoBenchmarkRun(t *testing.T) {
-	e := startOperator(t)
+	opts := fastOptions
+	opts.BenchmarkImages, opts.BenchmarkServiceAccounts = []string{"registry.example.com/vectorpilot:*"}, []string{"benchmark"}
+	e := startOperatorWith(t, opts)
 	url := testsupport.OpenSearchURL(t)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "argo")
 	e.create(vi)
+	e.waitIndexReady(vi)
+
+	// An image or service account outside the operator's allowlists is refused; no Workflow.
+	for name, runner := range map[string]v1alpha1.BenchmarkRunner{
+		"other-image":   {Image: "evil.example.com/miner:1"},
+		"other-account": {ServiceAccountName: "vectorpilot-manager"},
+	} {
+		refused := localRun(e, name, vi.Name, time.Second)
+		runner.Type, runner.WorkflowTemplateRef = v1alpha1.RunnerArgo, &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}
+		refused.Spec.Runner = runner
+		e.create(refused)
+		e.waitCondition(refused, func() []metav1.Condition { return refused.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, controllers.ReasonRunnerNotAllowed, 30*time.Second)
+		var wfs wfv1.WorkflowList
+		if err := e.k8s.List(e.ctx, &wfs, client.InNamespace(e.ns)); err != nil || len(wfs.Items) != 0 {
+			t.Errorf("a refused run made a Workflow: %d %v", len(wfs.Items), err)
+		}
+	}
 	run := localRun(e, "argo-sweep", vi.Name, 15*time.Second)
 	run.Spec.Runner = v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerArgo, WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"},
 		Image: "registry.example.com/vectorpilot:test", ServiceAccountName: "benchmark"}

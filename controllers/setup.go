@@ -73,6 +73,10 @@ type Options struct {
 	// ObserveRequest, when set, sees every request sent to OpenSearch (method and path);
 	// tests derive the operator's OpenSearch role from them.
 	ObserveRequest func(method, path string)
+	// BenchmarkImages and BenchmarkServiceAccounts are what an Argo BenchmarkRun may set as
+	// spec.runner.image and serviceAccountName (an entry ending in * matches by prefix);
+	// empty fields take the WorkflowTemplate's defaults and are always allowed.
+	BenchmarkImages, BenchmarkServiceAccounts []string
 	// HDF5 reads HDF5 datasets for Local benchmark runs. Default: bin/venv/bin/python and
 	// hack/hdf5_export.py, relative to the working directory.
 	HDF5 benchrun.HDF5Reader

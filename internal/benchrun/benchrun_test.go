@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 )
 
@@ -99,4 +100,32 @@ func peakRSS(b *testing.B) int64 {
 	}
 	b.Fatal("no VmHWM in /proc/self/status")
 	return 0
+}
+
+func TestRunnerAllowlists(t *testing.T) {
+	images := []string{"registry.example.com/vectorpilot:*", "ghcr.io/acme/bench:1.2.3"}
+	accounts := []string{"vectorpilot-benchmark"}
+	cases := []struct {
+		name   string
+		runner v1alpha1.BenchmarkRunner
+		ok     bool
+	}{
+		{"the template's defaults", v1alpha1.BenchmarkRunner{Type: "Argo"}, true},
+		{"an allowed image by prefix", v1alpha1.BenchmarkRunner{Image: "registry.example.com/vectorpilot:v0.3.0"}, true},
+		{"an allowed image exactly", v1alpha1.BenchmarkRunner{Image: "ghcr.io/acme/bench:1.2.3"}, true},
+		{"another tag of an exact entry", v1alpha1.BenchmarkRunner{Image: "ghcr.io/acme/bench:latest"}, false},
+		{"an image from elsewhere", v1alpha1.BenchmarkRunner{Image: "evil.example.com/miner:1"}, false},
+		{"a look-alike registry", v1alpha1.BenchmarkRunner{Image: "registry.example.com.evil.io/vectorpilot:1"}, false},
+		{"the allowed service account", v1alpha1.BenchmarkRunner{ServiceAccountName: "vectorpilot-benchmark"}, true},
+		{"another service account", v1alpha1.BenchmarkRunner{ServiceAccountName: "cluster-admin-sa"}, false},
+	}
+	for _, c := range cases {
+		err := RunnerAllowed(c.runner, images, accounts)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want allowed=%v", c.name, err, c.ok)
+		}
+	}
+	if err := RunnerAllowed(v1alpha1.BenchmarkRunner{Image: "x"}, nil, nil); err == nil {
+		t.Error("with no allowlist, an explicit image must be refused")
+	}
 }

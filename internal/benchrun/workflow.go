@@ -2,7 +2,9 @@ package benchrun
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,4 +85,28 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// RunnerAllowed says whether the operator may submit a Workflow with the run's image and
+// service account: a BenchmarkRun's author must not get a pod running an image of their
+// choosing, or under a service account of their choosing, on the operator's authority.
+// Empty fields (the WorkflowTemplate's defaults) are always allowed; others must match an
+// entry of the operator's allowlists, exactly or, for an entry ending in *, by prefix.
+func RunnerAllowed(r v1alpha1.BenchmarkRunner, images, serviceAccounts []string) error {
+	if r.Image != "" && !allowed(r.Image, images) {
+		return fmt.Errorf("spec.runner.image %q is not in the operator's allowed benchmark images (--benchmark-allowed-images: %v)", r.Image, images)
+	}
+	if r.ServiceAccountName != "" && !allowed(r.ServiceAccountName, serviceAccounts) {
+		return fmt.Errorf("spec.runner.serviceAccountName %q is not in the operator's allowed benchmark service accounts (--benchmark-allowed-service-accounts: %v)", r.ServiceAccountName, serviceAccounts)
+	}
+	return nil
+}
+
+func allowed(value string, list []string) bool {
+	for _, entry := range list {
+		if prefix, ok := strings.CutSuffix(entry, "*"); ok && strings.HasPrefix(value, prefix) || entry == value {
+			return true
+		}
+	}
+	return false
 }
