@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,7 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 
@@ -135,6 +137,9 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 	if err := r.apply(ctx, sc, svc); err != nil {
 		return nil, err
 	}
+	if err := r.applyNetworkPolicy(ctx, sc); err != nil {
+		return nil, err
+	}
 	for i, p := range pools {
 		for _, obj := range []client.Object{p.ConfigMap, p.Headless, p.PDB, p.StatefulSet} {
 			if err := r.apply(ctx, sc, obj); err != nil {
@@ -144,6 +149,16 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 		sets[sc.Spec.Managed.NodePools[i].Name] = p.StatefulSet
 	}
 	return sets, nil
+}
+
+// applyNetworkPolicy keeps the cluster's NetworkPolicy, or removes it when the spec turns it
+// off.
+func (r *SearchClusterReconciler) applyNetworkPolicy(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	if managed.NetworkPolicyEnabled(sc) {
+		return r.apply(ctx, sc, managed.NetworkPolicy(sc, managed.Operator{Namespace: r.Options.OperatorNamespace}))
+	}
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: managed.NetworkPolicyName(sc), Namespace: sc.Namespace}}
+	return client.IgnoreNotFound(r.Delete(ctx, np))
 }
 
 // apply server-side applies obj owned by sc and reads the result back into obj.

@@ -11,9 +11,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -500,6 +503,14 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
 
+	// The cluster is closed by a NetworkPolicy the operator keeps (content: internal/managed's
+	// table test; this control plane's CNI-less node enforces nothing), owned by the cluster.
+	var np networkingv1.NetworkPolicy
+	e.eventually(10*time.Second, func() (bool, string) {
+		err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: managed.NetworkPolicyName(sc)}, &np)
+		return err == nil && metav1.IsControlledBy(&np, sc) && len(np.Spec.Ingress) == 2, fmt.Sprintf("%v %+v", err, np.Spec)
+	})
+
 	os := osClient(t, url)
 	t.Cleanup(func() {
 		_ = os.PutPersistentClusterSettings(context.Background(), map[string]any{"cluster.routing.allocation.enable": nil})
@@ -525,5 +536,12 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 		v, err := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable")
 		_ = e.k8s.Get(e.ctx, clientKey(sc), sc)
 		return err == nil && v == "" && !sc.Status.AllocationRestricted, fmt.Sprintf("allocation.enable %q (%v), status.allocationRestricted %v", v, err, sc.Status.AllocationRestricted)
+	})
+
+	// Turned off in the spec, the policy goes.
+	e.update(sc, func() { sc.Spec.Managed.NetworkPolicy.Enabled = ptr.To(false) })
+	e.eventually(20*time.Second, func() (bool, string) {
+		err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: managed.NetworkPolicyName(sc)}, &np)
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 }

@@ -73,6 +73,9 @@ type Options struct {
 	// ObserveRequest, when set, sees every request sent to OpenSearch (method and path);
 	// tests derive the operator's OpenSearch role from them.
 	ObserveRequest func(method, path string)
+	// OperatorNamespace is where the operator's pods run; managed clusters' NetworkPolicies
+	// admit them from there. Empty when the operator runs outside the cluster.
+	OperatorNamespace string
 	// BenchmarkImages and BenchmarkServiceAccounts are what an Argo BenchmarkRun may set as
 	// spec.runner.image and serviceAccountName (an entry ending in * matches by prefix);
 	// empty fields take the WorkflowTemplate's defaults and are always allowed.

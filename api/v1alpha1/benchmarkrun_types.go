@@ -4,6 +4,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// BenchmarkRunLabel on a run's Workflow and its pods names the BenchmarkRun.
+const BenchmarkRunLabel = "vectorpilot.io/benchmark-run"
+
 // BenchmarkRunSpec is one benchmark sweep against a VectorIndex. The spec is fixed once the
 // run exists: a run is a record of what was measured.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new BenchmarkRun"

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -50,6 +51,14 @@ type ManagedCluster struct {
 	// updateStrategy bounds rolling restarts.
 	// +optional
 	UpdateStrategy UpdateStrategy `json:"updateStrategy,omitempty"`
+
+	// networkPolicy closes the cluster's pods to everyone but their own cluster, the
+	// operator and the clients allowFrom names. Managed clusters run without the security
+	// plugin yet, so this is what keeps other pods from reading, writing and deleting
+	// indexes. On by default.
+	// +optional
+	// +kubebuilder:default={}
+	NetworkPolicy ClusterNetworkPolicy `json:"networkPolicy,omitempty"`
 }
 
 // NodeRole is an OpenSearch node role.
@@ -77,6 +86,22 @@ const (
 	SIMDAVX512SPR SIMDLevel = "avx512_spr"
 	SIMDNEON      SIMDLevel = "neon"
 )
+
+// ClusterNetworkPolicy is the NetworkPolicy the operator keeps for a managed cluster: the
+// transport port (9300) from the cluster's own pods only; the HTTP port (9200) from them,
+// from the operator's pods, from the cluster namespace's benchmark Workflow pods and from
+// allowFrom.
+type ClusterNetworkPolicy struct {
+	// enabled: false removes the policy (development, or a CNI that enforces none).
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+	// allowFrom are further clients of the HTTP port, as NetworkPolicy peers (pods,
+	// namespaces or IP blocks): your applications.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	AllowFrom []networkingv1.NetworkPolicyPeer `json:"allowFrom,omitempty"`
+}
 
 // NodePool is a StatefulSet of OpenSearch nodes.
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.managed.nodePools[].storage cannot be added to or removed from an existing pool: a StatefulSet cannot change its volume claims; add a new pool instead",fieldPath=".storage"

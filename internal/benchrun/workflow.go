@@ -12,8 +12,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 )
 
-// RunLabel on a Workflow names the BenchmarkRun it runs.
-const RunLabel = "vectorpilot.io/benchmark-run"
 
 // Cell is one slice setting × client level, in the order the workflow measures them.
 type Cell struct {
@@ -66,10 +64,13 @@ func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credential
 	}
 	wf := &wfv1.Workflow{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: map[string]string{RunLabel: run.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: map[string]string{v1alpha1.BenchmarkRunLabel: run.Name}},
 		Spec: wfv1.WorkflowSpec{
 			WorkflowTemplateRef: &wfv1.WorkflowTemplateRef{Name: run.Spec.Runner.WorkflowTemplateRef.Name},
 			ServiceAccountName:  run.Spec.Runner.ServiceAccountName,
+			// The step pods carry the run's label too: a managed cluster's NetworkPolicy lets
+			// them reach its HTTP port.
+			PodMetadata: &wfv1.Metadata{Labels: map[string]string{v1alpha1.BenchmarkRunLabel: run.Name}},
 		},
 	}
 	for _, k := range sortedKeys(params) {

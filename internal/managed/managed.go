@@ -1,6 +1,6 @@
 // Package managed builds the Kubernetes objects of a managed SearchCluster: per node pool a
 // StatefulSet, a headless Service, a ConfigMap with opensearch.yml and a
-// PodDisruptionBudget; one client Service per cluster. The builders are pure: the same
+// PodDisruptionBudget; one client Service and one NetworkPolicy per cluster. The builders are pure: the same
 // SearchCluster gives the same objects, so applying them again changes nothing.
 package managed
 
@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -444,5 +445,57 @@ func pruneNulls(v any) {
 		for _, e := range x {
 			pruneNulls(e)
 		}
+	}
+}
+
+// Operator says where the operator's pods are, for the clusters' NetworkPolicies.
+type Operator struct {
+	// Namespace of the operator's pods; empty when the operator runs outside the cluster
+	// (development), where no policy can name it.
+	Namespace string
+}
+
+// OperatorPodLabels are the labels the chart and the kustomize install give the
+// operator's pods.
+var OperatorPodLabels = map[string]string{"app.kubernetes.io/name": "vectorpilot", "app.kubernetes.io/component": "operator"}
+
+// NetworkPolicyName is the name of a cluster's NetworkPolicy.
+func NetworkPolicyName(sc *v1alpha1.SearchCluster) string { return sc.Name + "-opensearch" }
+
+// NetworkPolicyEnabled says whether the cluster keeps a NetworkPolicy (the default).
+func NetworkPolicyEnabled(sc *v1alpha1.SearchCluster) bool {
+	e := sc.Spec.Managed.NetworkPolicy.Enabled
+	return e == nil || *e
+}
+
+// NetworkPolicy closes the cluster's pods: transport (9300) from the cluster's own pods
+// only; HTTP (9200) from them, the operator, the namespace's benchmark Workflow pods and
+// the spec's allowFrom. Everything else is refused by a CNI that enforces policies.
+func NetworkPolicy(sc *v1alpha1.SearchCluster, op Operator) *networkingv1.NetworkPolicy {
+	own := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: ClusterSelector(sc)}}
+	port := func(p int) []networkingv1.NetworkPolicyPort {
+		return []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(int32(p)))}}
+	}
+	httpFrom := []networkingv1.NetworkPolicyPeer{own,
+		{PodSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: v1alpha1.BenchmarkRunLabel, Operator: metav1.LabelSelectorOpExists}}}}}
+	if op.Namespace != "" {
+		httpFrom = append(httpFrom, networkingv1.NetworkPolicyPeer{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: op.Namespace}},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: OperatorPodLabels},
+		})
+	}
+	httpFrom = append(httpFrom, sc.Spec.Managed.NetworkPolicy.AllowFrom...)
+	return &networkingv1.NetworkPolicy{
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName(sc), Namespace: sc.Namespace, Labels: map[string]string{
+			ManagedByLabel: ManagedBy, ClusterLabel: sc.Name}},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: ClusterSelector(sc)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{
+				{Ports: port(TransportPort), From: []networkingv1.NetworkPolicyPeer{own}},
+				{Ports: port(HTTPPort), From: httpFrom},
+			},
+		},
 	}
 }

@@ -1,6 +1,9 @@
 package managed
 
 import (
+	networkingv1 "k8s.io/api/networking/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -159,5 +162,82 @@ func TestStatefulSet(t *testing.T) {
 	scaled.Spec.Managed.NodePools[1].Replicas = 5
 	if p, _ := BuildPool(scaled, scaled.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc)); p.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
 		t.Error("scaling changes the config hash: it would restart every pod")
+	}
+}
+
+// allows evaluates a NetworkPolicy's ingress rules for a client pod (its labels, its
+// namespace and that namespace's labels) connecting to port, as a CNI enforcing it would.
+func allows(t *testing.T, np *networkingv1.NetworkPolicy, podLabels map[string]string, ns string, nsLabels map[string]string, port int) bool {
+	t.Helper()
+	sel := func(ls *metav1.LabelSelector, set map[string]string) bool {
+		s, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Matches(k8slabels.Set(set))
+	}
+	for _, rule := range np.Spec.Ingress {
+		portOK := false
+		for _, p := range rule.Ports {
+			portOK = portOK || p.Port.IntValue() == port
+		}
+		if !portOK {
+			continue
+		}
+		for _, from := range rule.From {
+			nsOK := from.NamespaceSelector == nil && ns == np.Namespace || from.NamespaceSelector != nil && sel(from.NamespaceSelector, nsLabels)
+			podOK := from.PodSelector == nil || sel(from.PodSelector, podLabels)
+			if nsOK && podOK {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestNetworkPolicyClosesTheClusterToAllButItsClients(t *testing.T) {
+	sc := sample()
+	sc.Spec.Managed.NetworkPolicy.AllowFrom = []networkingv1.NetworkPolicyPeer{{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "shop"}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "search-api"}},
+	}}
+	np := NetworkPolicy(sc, Operator{Namespace: "vectorpilot-system"})
+	if !reflect.DeepEqual(np.Spec.PodSelector.MatchLabels, ClusterSelector(sc)) || !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+		t.Fatalf("policy selects %v for %v", np.Spec.PodSelector, np.Spec.PolicyTypes)
+	}
+	ns := func(name string) map[string]string { return map[string]string{"kubernetes.io/metadata.name": name} }
+	node := ClusterSelector(sc)
+	other := map[string]string{ClusterLabel: "another"}
+	cases := []struct {
+		name      string
+		pod       map[string]string
+		namespace string
+		port      int
+		want      bool
+	}{
+		{"a node of the cluster, transport", node, "search", TransportPort, true},
+		{"a node of the cluster, HTTP", node, "search", HTTPPort, true},
+		{"another cluster's node, transport", other, "search", TransportPort, false},
+		{"another cluster's node, HTTP", other, "search", HTTPPort, false},
+		{"the operator, HTTP", OperatorPodLabels, "vectorpilot-system", HTTPPort, true},
+		{"the operator, transport", OperatorPodLabels, "vectorpilot-system", TransportPort, false},
+		{"another pod in the operator's namespace", map[string]string{"app": "x"}, "vectorpilot-system", HTTPPort, false},
+		{"pods labelled like the operator elsewhere", OperatorPodLabels, "search", HTTPPort, false},
+		{"a benchmark Workflow's pod", map[string]string{v1alpha1.BenchmarkRunLabel: "sweep"}, "search", HTTPPort, true},
+		{"a benchmark pod of another namespace", map[string]string{v1alpha1.BenchmarkRunLabel: "sweep"}, "other", HTTPPort, false},
+		{"the allowed application", map[string]string{"app": "search-api"}, "shop", HTTPPort, true},
+		{"the allowed application, transport", map[string]string{"app": "search-api"}, "shop", TransportPort, false},
+		{"another application in the same namespace", map[string]string{"app": "batch"}, "shop", HTTPPort, false},
+		{"any pod anywhere", map[string]string{"app": "curl"}, "default", HTTPPort, false},
+	}
+	for _, c := range cases {
+		if got := allows(t, np, c.pod, c.namespace, ns(c.namespace), c.port); got != c.want {
+			t.Errorf("%s: allowed %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Outside the cluster the operator cannot be named: no peer for it, the rest unchanged.
+	dev := NetworkPolicy(sc, Operator{})
+	if allows(t, dev, OperatorPodLabels, "vectorpilot-system", ns("vectorpilot-system"), HTTPPort) || !allows(t, dev, node, "search", nil, HTTPPort) {
+		t.Error("without an operator namespace the policy must still admit the cluster and nothing named after the operator")
 	}
 }

@@ -24,7 +24,7 @@ import (
 var Kinds = []string{
 	"v1/ConfigMap", "v1/Namespace", "v1/Secret", "v1/Service", "v1/ServiceAccount",
 	"apps/v1/Deployment", "apps/v1/StatefulSet",
-	"policy/v1/PodDisruptionBudget",
+	"policy/v1/PodDisruptionBudget", "networking.k8s.io/v1/NetworkPolicy",
 	"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
 	"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding",
 	"coordination.k8s.io/v1/Lease",

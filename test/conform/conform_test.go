@@ -89,7 +89,7 @@ func TestManagedClusterObjectsConform(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs := []any{svc}
+		objs := []any{svc, managed.NetworkPolicy(&sc, managed.Operator{Namespace: "vectorpilot-system"})}
 		for _, p := range pools {
 			objs = append(objs, p.ConfigMap, p.Headless, p.PDB, p.StatefulSet)
 		}
