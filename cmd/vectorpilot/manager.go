@@ -1,8 +1,8 @@
 package main
 
 import (
-	"os"
 	"flag"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"

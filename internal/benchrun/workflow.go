@@ -12,7 +12,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 )
 
-
 // Cell is one slice setting × client level, in the order the workflow measures them.
 type Cell struct {
 	Slices  int32 `json:"slices"`
