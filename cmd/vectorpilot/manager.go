@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vectorpilot/vectorpilot/controllers"
@@ -18,6 +19,7 @@ import (
 // managerOptions are the manager's command-line settings.
 type managerOptions struct {
 	metricsAddr      string
+	metricsSecure    bool
 	probeAddr        string
 	leaderElect      bool
 	leaderElectionNS string
@@ -41,7 +43,8 @@ func newManagerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 turns it off")
+	f.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8443", "address the Prometheus metrics endpoint binds to; 0 turns it off")
+	f.BoolVar(&opts.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes to GET /metrics (SubjectAccessReview); false serves plain HTTP to anyone who reaches the port")
 	f.StringVar(&opts.probeAddr, "health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to")
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "elect one active manager among replicas (a Lease in the manager's namespace)")
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease; the pod's namespace when empty")
@@ -63,7 +66,7 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 	log := ctrl.Log.WithName("setup")
 	mgrOpts := ctrl.Options{
 		Scheme:                        controllers.Scheme(),
-		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddr},
+		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.probeAddr,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              "vectorpilot.vectorpilot.io",
@@ -90,3 +93,15 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// metricsOptions serve the metrics securely unless told otherwise: HTTPS (a self-signed
+// certificate unless one is mounted), and only to callers the API server says may GET
+// /metrics — Prometheus with the usual nonResourceURLs rule, as kube-prometheus-stack
+// grants it.
+func metricsOptions(opts *managerOptions) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.metricsAddr}
+	if opts.metricsSecure {
+		o.SecureServing, o.FilterProvider = true, filters.WithAuthenticationAndAuthorization
+	}
+	return o
+}
