@@ -12,13 +12,7 @@ out="$BIN_DIR/k8s/$KUBE_VERSION"
 mkdir -p "$out"
 
 ensure_etcd() {
-  [ -x "$out/etcd" ] && return 0
-  log "installing etcd from Debian's etcd-server package"
-  local tmp; tmp=$(mktemp -d)
-  (cd "$tmp" && apt_download etcd-server)
-  dpkg-deb -x "$tmp"/etcd-server_*.deb "$tmp/x"
-  cp "$tmp/x/usr/bin/etcd" "$out/etcd"
-  rm -rf "$tmp"
+  deb_binary etcd-server usr/bin/etcd "$out/etcd"
 }
 
 # The kubernetes module carries replace directives that `go install` refuses; a scratch

@@ -4,12 +4,5 @@
 # for the OpenSearch security plugin, which the reachable registries do not serve.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-[ -x "$BIN_DIR/nginx" ] && { echo "$BIN_DIR/nginx"; exit 0; }
-log "installing nginx from Debian's nginx package"
-tmp=$(mktemp -d)
-(cd "$tmp" && apt_download nginx)
-dpkg-deb -x "$tmp"/nginx_*.deb "$tmp/x"
-cp "$tmp/x/usr/sbin/nginx" "$BIN_DIR/nginx.tmp"
-mv "$BIN_DIR/nginx.tmp" "$BIN_DIR/nginx"
-rm -rf "$tmp"
+deb_binary nginx usr/sbin/nginx "$BIN_DIR/nginx"
 echo "$BIN_DIR/nginx"

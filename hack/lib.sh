@@ -13,3 +13,17 @@ apt_download() {
   apt-get update -qq >/dev/null
   apt-get download "$@" >/dev/null
 }
+
+# deb_binary copies one file out of a Debian package, without a system install, to dest
+# (written whole or not at all); nothing is done when dest exists.
+deb_binary() {
+  local package=$1 path=$2 dest=$3
+  [ -x "$dest" ] && return 0
+  log "installing $(basename "$dest") from Debian's $package package"
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && apt_download "$package")
+  dpkg-deb -x "$tmp/${package}"_*.deb "$tmp/x"
+  cp "$tmp/x/$path" "$dest.tmp"
+  mv "$dest.tmp" "$dest"
+  rm -rf "$tmp"
+}
