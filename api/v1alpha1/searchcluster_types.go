@@ -112,10 +112,13 @@ type NodePool struct {
 	// +kubebuilder:validation:MaxLength=24
 	Name string `json:"name"`
 
-	// roles of the pool's nodes.
+	// roles of the pool's nodes. Roles can be added, not removed: a node that leaves the
+	// data or cluster_manager role leaves with its shards or its vote (and OpenSearch
+	// refuses to start a node whose data folder holds shards of a role it no longer has).
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:XValidation:rule="oldSelf.all(r, r in self)",message="spec.managed.nodePools[].roles: a role cannot be removed from an existing pool: its nodes would leave it with their shards or votes; add a new pool instead"
 	Roles []NodeRole `json:"roles"`
 
 	// replicas is the number of nodes. It cannot decrease yet: a node removed at once takes

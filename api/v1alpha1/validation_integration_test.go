@@ -400,6 +400,14 @@ func TestSearchClusterTransitions(t *testing.T) {
 	}
 	sc.Spec.Managed.NodePools = sc.Spec.Managed.NodePools[:2]
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools", "cannot be removed"})
+	sc = create("no-role-removed")
+	sc.Spec.Managed.NodePools[1].Roles = []v1alpha1.NodeRole{"ingest"}
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].roles", "cannot be removed"})
+	sc = create("role-added")
+	sc.Spec.Managed.NodePools[0].Roles = append(sc.Spec.Managed.NodePools[0].Roles, "ingest")
+	if err := c.Update(ctx, sc); err != nil {
+		t.Errorf("adding a role refused: %v", err)
+	}
 	sc = create("no-storage-added")
 	sc.Spec.Managed.NodePools[0].Storage = &v1alpha1.PoolStorage{Size: resource.MustParse("5Gi")}
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[0].storage", "cannot be added to or removed"})
