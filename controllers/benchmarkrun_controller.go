@@ -204,12 +204,23 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 	return nil
 }
 
-// finalize stops a deleted run's Local sweep, waits for it to end, and puts the settings
-// back before the object goes. A paused run goes without touching OpenSearch.
+// finalize stops a deleted run's sweep — the Local goroutine, or the Argo Workflow and its
+// pods — waits for it to end, and puts the settings back before the object goes, so no
+// step changes them afterwards. A paused run goes without touching OpenSearch.
 func (r *BenchmarkRunReconciler) finalize(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name}
 	if r.cancelLocal(key) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if run.Status.WorkflowName != "" && r.Argo && !finished(run) {
+		wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Status.WorkflowName}}
+		err := r.Delete(ctx, wf, client.PropagationPolicy(metav1.DeletePropagationForeground))
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		if err == nil {
+			return ctrl.Result{RequeueAfter: time.Second}, nil // until the Workflow is gone
+		}
 	}
 	if v1alpha1.IsPaused(run.Annotations) {
 		run.Status.RestoreSettings = nil

@@ -216,4 +216,24 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil || len(run.Status.Results) != 4 {
 		t.Errorf("run after the TTL: %v, %d results", err, len(run.Status.Results))
 	}
+
+	// A run deleted while its Workflow runs: the Workflow (and so its pods) goes first, and
+	// only then the settings the run changed are put back and the run lets go — no step can
+	// change them after.
+	cancelled := localRun(e, "cancelled", vi.Name, 15*time.Second)
+	cancelled.Spec.Runner = v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerArgo, WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}}
+	e.create(cancelled)
+	e.waitRunPhase(cancelled, v1alpha1.BenchmarkRunning, 30*time.Second)
+	running := &wfv1.Workflow{}
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: cancelled.Status.WorkflowName}, running); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.k8s.Delete(e.ctx, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(30*time.Second, func() (bool, string) {
+		wfErr := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(running), running)
+		runErr := e.k8s.Get(e.ctx, clientKey(cancelled), cancelled)
+		return apierrors.IsNotFound(wfErr) && apierrors.IsNotFound(runErr), fmt.Sprintf("workflow: %v; run: %v", wfErr, runErr)
+	})
 }

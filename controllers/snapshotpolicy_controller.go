@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -316,7 +317,10 @@ func retained(ret v1alpha1.SnapshotRetention, snapshots []v1alpha1.VectorSnapsho
 // (Retain unless retention pruned them) keeps every snapshot in the repository.
 func (r *SnapshotPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.SnapshotPolicy{}).
+		// Its own status writes must not wake it again (a changing error message would
+		// loop at full speed, re-verifying the repository each time): spec, labels,
+		// annotations (pause) and deletion do; time and progress come by requeue.
+		For(&v1alpha1.SnapshotPolicy{}, builder.WithPredicates(ownChanges)).
 		Owns(&v1alpha1.VectorSnapshot{}).
 		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
 		Named("snapshotpolicy").

@@ -620,7 +620,7 @@ func (r *VectorIndexReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		// The operator's own status writes must not wake the index again: only spec,
 		// labels, annotations and deletion (which bumps the generation) do.
-		For(&v1alpha1.VectorIndex{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		For(&v1alpha1.VectorIndex{}, builder.WithPredicates(ownChanges)).
 		Watches(&v1alpha1.SearchCluster{}, handler.EnqueueRequestsFromMapFunc(r.indexesOfCluster), builder.WithPredicates(clusterChanged)).
 		// Runs starting and ending change who sets the slices and what the tuner reads.
 		Watches(&v1alpha1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(indexOfRun), builder.WithPredicates(runPhaseChanged)).
@@ -628,6 +628,11 @@ func (r *VectorIndexReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("vectorindex").
 		Complete(r)
 }
+
+// ownChanges passes the changes of an object that are the user's — spec (generation),
+// labels, annotations, deletion (which bumps the generation) — and not the operator's own
+// status writes.
+var ownChanges = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 
 // clusterChanged passes SearchCluster updates that matter to its indexes: a new spec
 // (endpoint, credentials) or a change of readiness — not every health poll.

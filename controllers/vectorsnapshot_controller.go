@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -269,7 +270,10 @@ func orRetain(policy string, annotations map[string]string) string {
 // SetupWithManager registers the reconciler.
 func (r *VectorSnapshotReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.VectorSnapshot{}).
+		// Its own status writes must not wake it again (a changing error message would
+		// loop at full speed, re-verifying the repository each time): spec, labels,
+		// annotations (pause) and deletion do; time and progress come by requeue.
+		For(&v1alpha1.VectorSnapshot{}, builder.WithPredicates(ownChanges)).
 		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
 		Named("vectorsnapshot").
 		Complete(r)
