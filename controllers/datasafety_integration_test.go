@@ -590,3 +590,51 @@ func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
 		t.Errorf("deleting a paused VectorIndex with deletionPolicy Delete deleted its index: %v", err)
 	}
 }
+
+// TestPausedSnapshotObjectsWriteNothing: a paused SnapshotPolicy registers no repository
+// and takes no snapshot, whatever its schedule; a paused VectorSnapshot whose
+// deletionPolicy is Delete is let go without its snapshot being deleted.
+func TestPausedSnapshotObjectsWriteNothing(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	os := osClient(t, url)
+	e.cluster("vectors", url)
+	vi := luceneIndex(e, "kept")
+	e.create(vi)
+	e.waitIndexReady(vi)
+	paused := map[string]string{v1alpha1.PausedAnnotation: "true"}
+	repo := "paused-" + e.ns
+	policy := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: "paused", Namespace: e.ns, Annotations: paused},
+		Spec: v1alpha1.SnapshotPolicySpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Schedule: "@every 2s",
+			Repository: v1alpha1.SnapshotRepository{Name: repo, FS: &v1alpha1.FSRepository{Location: e.ns}}}}
+	e.create(policy)
+	e.waitCondition(policy, func() []metav1.Condition { return policy.Status.Conditions }, v1alpha1.ConditionPaused, metav1.ConditionTrue, v1alpha1.ReasonPaused, 30*time.Second)
+	time.Sleep(5 * time.Second)
+	if n := len(e.policySnapshots(policy.Name)); n != 0 {
+		t.Errorf("a paused policy took %d snapshots", n)
+	}
+	if _, err := os.SnapshotNames(t.Context(), repo); err == nil {
+		t.Error("a paused policy registered its repository")
+	}
+
+	if err := os.PutRepository(t.Context(), repo, "fs", map[string]any{"location": e.ns}); err != nil {
+		t.Fatal(err)
+	}
+	vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "doomed-but-paused", Namespace: e.ns},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: repo, Indices: []string{vi.Name},
+			DeletionPolicy: v1alpha1.SnapshotDeletionDelete}}
+	e.create(vs)
+	e.waitCondition(vs, func() []metav1.Condition { return vs.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "SnapshotSucceeded", 60*time.Second)
+	e.update(vs, func() { vs.Annotations = paused })
+	e.waitCondition(vs, func() []metav1.Condition { return vs.Status.Conditions }, v1alpha1.ConditionPaused, metav1.ConditionTrue, v1alpha1.ReasonPaused, 30*time.Second)
+	if err := e.k8s.Delete(e.ctx, vs); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(30*time.Second, func() (bool, string) {
+		err := e.k8s.Get(e.ctx, clientKey(vs), vs)
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if names, err := os.SnapshotNames(t.Context(), repo); err != nil || !slices.Contains(names, vs.Status.SnapshotName) {
+		t.Errorf("deleting a paused VectorSnapshot deleted its snapshot: %v %v", names, err)
+	}
+}
