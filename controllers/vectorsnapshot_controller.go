@@ -237,7 +237,7 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 	}
 	deleteFromRepository := vs.Spec.DeletionPolicy == v1alpha1.SnapshotDeletionDelete && !v1alpha1.IsPaused(vs.Annotations)
 	if vs.Status.SnapshotName != "" && !deleteFromRepository {
-		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotRetained", "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, orRetain(vs.Spec.DeletionPolicy, vs.Annotations))
+		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotRetained", "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, effectiveDeletionPolicy(vs.Spec.DeletionPolicy, vs.Annotations))
 	}
 	if vs.Status.SnapshotName != "" && deleteFromRepository {
 		os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
@@ -257,7 +257,8 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 	return r.Update(ctx, vs)
 }
 
-func orRetain(policy string, annotations map[string]string) string {
+// effectiveDeletionPolicy names what a deletion did to the snapshot, for the Event.
+func effectiveDeletionPolicy(policy string, annotations map[string]string) string {
 	if v1alpha1.IsPaused(annotations) {
 		return policy + ", paused"
 	}
@@ -270,9 +271,9 @@ func orRetain(policy string, annotations map[string]string) string {
 // SetupWithManager registers the reconciler.
 func (r *VectorSnapshotReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status writes must not wake it again (a changing error message would
-		// loop at full speed, re-verifying the repository each time): spec, labels,
-		// annotations (pause) and deletion do; time and progress come by requeue.
+		// Its own status writes (progress, every poll) must not wake it again: spec,
+		// labels, annotations (pause) and deletion do; the snapshot's progress comes by
+		// requeue.
 		For(&v1alpha1.VectorSnapshot{}, builder.WithPredicates(ownChanges)).
 		WithOptions(controller.Options{RateLimiter: rateLimiter(r.Options.MaxRetryDelay)}).
 		Named("vectorsnapshot").
