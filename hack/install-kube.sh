@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the real Kubernetes control-plane binaries envtest runs (kube-apiserver, and
-# kube-scheduler + kube-controller-manager for placement tests) from the Go module proxy,
-# and installs etcd from Debian's package without a system install. Idempotent: each
-# binary is built once and cached under bin/k8s/$KUBE_VERSION.
+# Builds the real Kubernetes binaries from the Go module proxy — by default the control
+# plane envtest runs (kube-apiserver, and kube-scheduler + kube-controller-manager for
+# placement tests); name others to build them instead (hack/install-node.sh asks for kubelet
+# and kube-proxy) — and installs etcd from Debian's package without a system install.
+# Idempotent: each binary is built once and cached under bin/k8s/$KUBE_VERSION.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -22,7 +23,8 @@ ensure_etcd() {
 scratch_module() {
   local dir="$BIN_DIR/k8s/build-$KUBE_VERSION"
   mkdir -p "$dir"
-  if [ ! -f "$dir/go.sum" ] || [ ! -f "$dir/.complete" ]; then
+  # .complete-2: the module also imports the node's binaries (kubelet, kube-proxy).
+  if [ ! -f "$dir/go.sum" ] || [ ! -f "$dir/.complete-2" ]; then
     log "preparing a build module for k8s.io/kubernetes $KUBE_VERSION"
     local gomod
     gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
@@ -37,9 +39,15 @@ scratch_module() {
         | awk '{print $1}' | grep -v '/sample-' | sort -u \
         | sed "s|.*|replace & => & $STAGING_VERSION|"
     } >"$dir/go.mod"
-    printf 'package main\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n\t_ "k8s.io/kubernetes/cmd/kube-scheduler/app"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"\n)\n\nfunc main() {}\n' >"$dir/tools.go"
+    {
+      printf 'package main\n\nimport (\n'
+      for cmd in kube-apiserver kube-scheduler kube-controller-manager kubelet kube-proxy; do
+        printf '\t_ "k8s.io/kubernetes/cmd/%s/app"\n' "$cmd"
+      done
+      printf ')\n\nfunc main() {}\n'
+    } >"$dir/tools.go"
     (cd "$dir" && go mod tidy >/dev/null)
-    touch "$dir/.complete"
+    touch "$dir/.complete-2"
   fi
   echo "$dir"
 }
@@ -56,6 +64,10 @@ build() {
   mv "$out/$name.tmp" "$out/$name"
 }
 
+if [ $# -gt 0 ]; then
+  for name in "$@"; do build "$name"; done
+  exit 0
+fi
 ensure_etcd
 build kube-apiserver
 if [ "${WITH_PLACEMENT:-1}" = 1 ]; then

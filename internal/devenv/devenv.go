@@ -71,6 +71,12 @@ type ControlPlane struct {
 // StartControlPlane starts etcd and kube-apiserver from bin/ and installs the CRDs of
 // config/crd/bases.
 func StartControlPlane(root string) (*ControlPlane, error) {
+	return StartControlPlaneWith(root, nil)
+}
+
+// StartControlPlaneWith is StartControlPlane with configure called on the environment
+// before anything starts (listen address, apiserver flags).
+func StartControlPlaneWith(root string, configure func(*envtest.Environment)) (*ControlPlane, error) {
 	assets, err := KubeAssets(root)
 	if err != nil {
 		return nil, err
@@ -79,6 +85,9 @@ func StartControlPlane(root string) (*ControlPlane, error) {
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+	}
+	if configure != nil {
+		configure(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -95,6 +104,12 @@ func StartControlPlane(root string) (*ControlPlane, error) {
 // nodes. There is no kubelet: Node objects are registered by the caller, and pods stay
 // unready until someone marks them. Logs go to <workDir>/<component>.log.
 func (c *ControlPlane) StartScheduling() error {
+	return c.StartComponents("--controllers=statefulset-controller,garbage-collector-controller")
+}
+
+// StartComponents starts the real kube-scheduler and a kube-controller-manager with
+// controllerManagerArgs added to its own.
+func (c *ControlPlane) StartComponents(controllerManagerArgs ...string) error {
 	kubeconfig, err := c.AdminKubeconfig()
 	if err != nil {
 		return err
@@ -112,8 +127,8 @@ func (c *ControlPlane) StartScheduling() error {
 	}{
 		{"kube-scheduler", []string{"--kubeconfig=" + path, "--authentication-kubeconfig=" + path, "--authorization-kubeconfig=" + path,
 			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0"}},
-		{"kube-controller-manager", []string{"--kubeconfig=" + path, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0",
-			"--controllers=statefulset-controller,garbage-collector-controller"}},
+		{"kube-controller-manager", append([]string{"--kubeconfig=" + path, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0"},
+			controllerManagerArgs...)},
 	} {
 		logFile, err := os.Create(filepath.Join(c.workDir, comp.name+".log"))
 		if err != nil {
