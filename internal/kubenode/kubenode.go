@@ -259,7 +259,8 @@ func (c *Cluster) network() error {
 	return nil
 }
 
-// cgroupHierarchies are the mounted cgroup v1 hierarchies (kubelet runs them with cgroupfs).
+// cgroupHierarchies are the mounted cgroup hierarchies: v1 (the kubelet runs them with
+// cgroupfs) and the unified one runc also writes to.
 func cgroupHierarchies() []string {
 	f, err := os.Open("/proc/self/mounts")
 	if err != nil {
@@ -270,7 +271,7 @@ func cgroupHierarchies() []string {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) > 2 && fields[2] == "cgroup" {
+		if len(fields) > 2 && (fields[2] == "cgroup" || fields[2] == "cgroup2") {
 			out = append(out, fields[1])
 		}
 	}
