@@ -7,7 +7,7 @@ OPENSEARCH_VERSION ?= 3.6.0
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -19,9 +19,11 @@ tools:
 	hack/install-tools.sh
 
 ## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server,
-## promtool, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark
+## promtool, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, and the real
+## node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS, a Debian rootfs for images)
 real-parts:
 	hack/install-kube.sh
+	hack/install-node.sh
 	hack/install-opensearch.sh >/dev/null
 	hack/install-s3.sh >/dev/null
 	hack/install-promtool.sh >/dev/null
@@ -56,6 +58,11 @@ lint:
 ## test: unit + integration tests against real parts (installs them first)
 test: tools real-parts lint
 	hack/test.sh
+
+## e2e: the operator from its chart and a managed OpenSearch cluster in pods on a real node
+## (part of make test too)
+e2e: tools real-parts
+	hack/test.sh -v ./test/e2e
 
 ## unit: tests that need no real part
 unit:

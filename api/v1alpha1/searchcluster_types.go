@@ -59,7 +59,31 @@ type ManagedCluster struct {
 	// +optional
 	// +kubebuilder:default={}
 	NetworkPolicy ClusterNetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// mmap says whether nodes memory-map index files, which needs vm.max_map_count ≥ 262144
+	// on the Kubernetes node (OpenSearch's bootstrap check; stock nodes have 65530).
+	// Disabled (default): node.store.allow_mmap is false, so pods start on any node; index
+	// files are read with read calls through the page cache instead, which costs search
+	// latency on large vector indexes. InitContainer: a privileged init container raises
+	// the node's vm.max_map_count before OpenSearch starts (the namespace's Pod Security
+	// level must allow privileged pods). NodeConfigured: the node's admin has raised it
+	// (machine image, DaemonSet); nothing is added. A pool's additionalConfig
+	// node.store.allow_mmap wins over all three.
+	// +optional
+	// +kubebuilder:validation:Enum=Disabled;InitContainer;NodeConfigured
+	// +kubebuilder:default=Disabled
+	MMap MMapMode `json:"mmap,omitempty"`
 }
+
+// MMapMode is how a managed cluster's nodes get to memory-map index files.
+type MMapMode string
+
+// MMap modes.
+const (
+	MMapDisabled       MMapMode = "Disabled"
+	MMapInitContainer  MMapMode = "InitContainer"
+	MMapNodeConfigured MMapMode = "NodeConfigured"
+)
 
 // NodeRole is an OpenSearch node role.
 // +kubebuilder:validation:Enum=cluster_manager;data;ingest;search;warm

@@ -35,7 +35,7 @@ fi
 # shellcheck disable=SC2086
 exec "$JAVA_HOME/bin/java" \
   -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath=data \
-  -Dfile.encoding=UTF-8 -Djava.io.tmpdir=/tmp -Djava.security.manager=allow \
+  -Dfile.encoding=UTF-8 -Djava.io.tmpdir=/tmp \
   -Dlog4j2.disable.jmx=true -Dlog4j.shutdownHookEnabled=false \
   --enable-native-access=ALL-UNNAMED \
   ${OPENSEARCH_JAVA_OPTS:-} \

@@ -14,6 +14,8 @@ package kubenode
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -54,8 +56,9 @@ type Cluster struct {
 	// Kubeconfig is an admin kubeconfig file for the cluster.
 	Kubeconfig string
 	// HostIP is the host's end of the link into the node's namespace (the apiserver listens
-	// there); NodeIP is the node's end; PodCIDR holds every pod address.
-	HostIP, NodeIP, PodCIDR string
+	// there); NodeIP is the node's end; PodCIDR holds every pod address and ServiceCIDR every
+	// Service's; both are routed from the host through the node.
+	HostIP, NodeIP, PodCIDR, ServiceCIDR string
 
 	slot  int
 	work  string
@@ -85,7 +88,9 @@ func Start(root string) (*Cluster, error) {
 		HostIP:  fmt.Sprintf("10.88.%d.1", slot),
 		NodeIP:  fmt.Sprintf("10.88.%d.2", slot),
 		PodCIDR: fmt.Sprintf("10.89.%d.0/24", slot),
-		logs:    map[string]string{},
+		// Per slot, so two nodes on one machine never route the same Service addresses.
+		ServiceCIDR: fmt.Sprintf("10.90.%d.0/24", slot),
+		logs:        map[string]string{},
 	}
 	_, _, _, c.work = names(slot)
 	if err := c.start(root); err != nil {
@@ -142,7 +147,54 @@ func (c *Cluster) start(root string) error {
 	if err := c.startCoreDNS(assets); err != nil {
 		return err
 	}
-	return c.waitNodeReady(2 * time.Minute)
+	if err := c.waitNodeReady(2 * time.Minute); err != nil {
+		return err
+	}
+	return c.labelCPUFeatures()
+}
+
+// labelCPUFeatures labels the node with this machine's vector CPU features the way
+// node-feature-discovery does (feature.node.kubernetes.io/cpu-cpuid.<FEATURE>: "true"),
+// read from /proc/cpuinfo; NFD itself is not part of the harness.
+func (c *Cluster) labelCPUFeatures() error {
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return err
+	}
+	labels := map[string]string{}
+	for _, line := range strings.Split(string(info), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(key) != "flags" {
+			continue
+		}
+		for _, flag := range strings.Fields(value) {
+			if feature, ok := nfdFeature(flag); ok {
+				labels["feature.node.kubernetes.io/cpu-cpuid."+feature] = "true"
+			}
+		}
+		break
+	}
+	node, err := c.Client.CoreV1().Nodes().Get(context.Background(), NodeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for k, v := range labels {
+		node.Labels[k] = v
+	}
+	_, err = c.Client.CoreV1().Nodes().Update(context.Background(), node, metav1.UpdateOptions{})
+	return err
+}
+
+// nfdFeature is NFD's name for a /proc/cpuinfo vector flag (avx512_fp16 → AVX512FP16, fma →
+// FMA3); other flags are not labelled.
+func nfdFeature(flag string) (string, bool) {
+	switch {
+	case flag == "fma":
+		return "FMA3", true
+	case strings.HasPrefix(flag, "avx"), strings.HasPrefix(flag, "amx"):
+		return strings.ToUpper(strings.ReplaceAll(flag, "_", "")), true
+	}
+	return "", false
 }
 
 // claimSlot takes the lowest free slot: its state folder is created atomically.
@@ -240,6 +292,7 @@ func (c *Cluster) network() error {
 		{"ip", "-n", netns, "link", "set", "lo", "up"},
 		{"ip", "-n", netns, "route", "add", "default", "via", c.HostIP},
 		{"ip", "route", "add", c.PodCIDR, "via", c.NodeIP, "dev", veth},
+		{"ip", "route", "add", c.ServiceCIDR, "via", c.NodeIP, "dev", veth},
 	}
 	for _, s := range steps {
 		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
@@ -412,11 +465,18 @@ func (c *Cluster) startControlPlane(root string) (kubeletCA []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
+	certDir, servingCA, err := c.apiserverCerts()
+	if err != nil {
+		return nil, err
+	}
 	c.ControlPlane, err = devenv.StartControlPlaneWith(root, func(env *envtest.Environment) {
 		api := env.ControlPlane.GetAPIServer()
 		api.SecurePort, api.SecureServing.Address = port, c.HostIP
+		// envtest keeps certificates it finds in CertDir.
+		api.CertDir, api.SecureServing.CA = certDir, servingCA
 		args := api.Configure()
 		args.Set("advertise-address", c.HostIP)
+		args.Set("service-cluster-ip-range", c.ServiceCIDR)
 		args.Disable("disable-admission-plugins")
 		args.Set("enable-admission-plugins", "NodeRestriction,OwnerReferencesPermissionEnforcement,PodSecurity,ServiceAccount")
 		args.Set("authorization-mode", "Node,RBAC")
@@ -448,6 +508,50 @@ func (c *Cluster) startControlPlane(root string) (kubeletCA []byte, err error) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "kube-apiserver-kubelet-client"}},
 	}, metav1.CreateOptions{})
 	return ca.CertPEM, err
+}
+
+// apiserverCerts writes the apiserver's serving certificate — valid for the names and
+// addresses pods use (the kubernetes Service's ClusterIP and DNS names), which envtest's own
+// does not cover — and its service-account signing key, where envtest looks for them.
+func (c *Cluster) apiserverCerts() (dir string, caPEM []byte, err error) {
+	dir = filepath.Join(c.work, "pki", "apiserver")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	ca, err := pki.NewCA("vectorpilot-kubenode-apiserver", 24*time.Hour)
+	if err != nil {
+		return "", nil, err
+	}
+	_, svcNet, err := net.ParseCIDR(c.ServiceCIDR)
+	if err != nil {
+		return "", nil, err
+	}
+	kubernetesIP := svcNet.IP.To4()
+	kubernetesIP[3]++ // the first Service address is the kubernetes Service's
+	serving, err := ca.Issue("kube-apiserver", []string{"localhost", "127.0.0.1", c.HostIP, kubernetesIP.String(),
+		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}, 24*time.Hour)
+	if err != nil {
+		return "", nil, err
+	}
+	signer, err := pki.NewCA("vectorpilot-kubenode-service-accounts", 24*time.Hour)
+	if err != nil {
+		return "", nil, err
+	}
+	signerKey, err := x509.MarshalPKCS8PrivateKey(signer.Key)
+	if err != nil {
+		return "", nil, err
+	}
+	for name, data := range map[string][]byte{
+		"apiserver.crt": serving.CertPEM,
+		"apiserver.key": serving.KeyPEM,
+		"sa-signer.crt": signer.CertPEM,
+		"sa-signer.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: signerKey}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return "", nil, err
+		}
+	}
+	return dir, ca.CertPEM, nil
 }
 
 // run starts a node process inside the node's network namespace and its node cgroup, with

@@ -129,9 +129,10 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 		"cluster.initial_cluster_manager_nodes": initialManagers,
 		"node.attr.vectorpilot_pool":            p.Name,
 		"node.attr.vectorpilot_simd":            string(simdOf(p)),
-		// The security plugin needs certificates and users the operator does not manage
-		// yet; see the README's managed-cluster section.
-		"plugins.security.disabled": "true",
+	}
+	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.
+	if m.MMap == "" || m.MMap == v1alpha1.MMapDisabled {
+		settings["node.store.allow_mmap"] = "false"
 	}
 	for k, v := range simd.KNNSettings(simdOf(p)) {
 		settings[k] = v
@@ -312,6 +313,8 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 			{Name: "OPENSEARCH_JAVA_OPTS", Value: javaOpts},
 			// The image installs demo certificates and the security plugin unless told not to.
+			// The security plugin needs certificates and users the operator does not manage
+			// yet; see the README's managed-cluster section.
 			{Name: "DISABLE_INSTALL_DEMO_CONFIG", Value: "true"},
 			{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"},
 		},
@@ -356,6 +359,10 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 			},
 		}}},
 	}
+	var initContainers []corev1.Container
+	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer {
+		initContainers = append(initContainers, maxMapCountInit(image))
+	}
 	return &appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
@@ -383,6 +390,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 					},
 				},
 				Spec: corev1.PodSpec{
+					InitContainers:                initContainers,
 					Containers:                    []corev1.Container{container},
 					Volumes:                       volumes,
 					Affinity:                      affinity,
@@ -400,6 +408,25 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 					},
 				},
 			},
+		},
+	}
+}
+
+// MinMaxMapCount is the vm.max_map_count OpenSearch's bootstrap check wants for mmap.
+const MinMaxMapCount = 262144
+
+// maxMapCountInit raises the node's vm.max_map_count (never lowers it): privileged, as root,
+// the one thing in the pod that is.
+func maxMapCountInit(image string) corev1.Container {
+	return corev1.Container{
+		Name:  "sysctl-max-map-count",
+		Image: image,
+		Command: []string{"sh", "-c", fmt.Sprintf(
+			"[ \"$(cat /proc/sys/vm/max_map_count)\" -ge %[1]d ] || echo %[1]d > /proc/sys/vm/max_map_count", MinMaxMapCount)},
+		SecurityContext: &corev1.SecurityContext{
+			Privileged:   ptr.To(true),
+			RunAsUser:    ptr.To[int64](0),
+			RunAsNonRoot: ptr.To(false),
 		},
 	}
 }

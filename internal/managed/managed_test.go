@@ -241,3 +241,49 @@ func TestNetworkPolicyClosesTheClusterToAllButItsClients(t *testing.T) {
 		t.Error("without an operator namespace the policy must still admit the cluster and nothing named after the operator")
 	}
 }
+
+// TestMMapModes: by default nodes do not map index files (a stock node's vm.max_map_count
+// fails the bootstrap check otherwise); InitContainer raises the sysctl in a privileged init
+// container and keeps mmap; NodeConfigured adds nothing; a pool's own setting wins.
+func TestMMapModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode       v1alpha1.MMapMode
+		additional map[string]string
+		allowMMap  string // "" = not set
+		init       bool
+	}{
+		{mode: "", allowMMap: "false"},
+		{mode: v1alpha1.MMapDisabled, allowMMap: "false"},
+		{mode: v1alpha1.MMapInitContainer, init: true},
+		{mode: v1alpha1.MMapNodeConfigured},
+		{mode: v1alpha1.MMapDisabled, additional: map[string]string{"node.store.allow_mmap": "true"}, allowMMap: "true"},
+	} {
+		sc := sample()
+		sc.Spec.Managed.MMap = tc.mode
+		pool := sc.Spec.Managed.NodePools[0]
+		pool.AdditionalConfig = tc.additional
+		cfg, err := Config(sc, pool, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := yaml.Unmarshal([]byte(cfg), &got); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := got["node.store.allow_mmap"].(string); v != tc.allowMMap {
+			t.Errorf("mmap %q: node.store.allow_mmap = %q, want %q", tc.mode, v, tc.allowMMap)
+		}
+		ss := statefulSet(sc, pool, "vec-cm", nil, cfg)
+		inits := ss.Spec.Template.Spec.InitContainers
+		if tc.init != (len(inits) == 1) {
+			t.Fatalf("mmap %q: init containers %v", tc.mode, inits)
+		}
+		if tc.init {
+			c := inits[0]
+			if c.SecurityContext == nil || !*c.SecurityContext.Privileged || *c.SecurityContext.RunAsUser != 0 ||
+				!strings.Contains(strings.Join(c.Command, " "), "262144 > /proc/sys/vm/max_map_count") {
+				t.Errorf("init container %+v", c)
+			}
+		}
+	}
+}

@@ -14,9 +14,6 @@ import (
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,6 +29,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 	"github.com/vectorpilot/vectorpilot/test/conform"
+	"github.com/vectorpilot/vectorpilot/test/helmchart"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }
@@ -40,38 +38,15 @@ func chartDir(t *testing.T) string {
 	return filepath.Join(testsupport.Root(t), "charts", "vectorpilot")
 }
 
-// render runs a client-only install (Helm's engine, values schema included) and returns the
-// rendered objects, CRDs first.
+// render renders the chart as `helm install vp <chart> -n namespace` would.
 func render(t *testing.T, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	t.Helper()
-	ch, err := loader.Load(chartDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := action.NewInstall(&action.Configuration{})
-	install.ClientOnly, install.DryRun, install.Replace, install.IncludeCRDs = true, true, true, true
-	install.ReleaseName, install.Namespace = "vp", namespace
-	install.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"}
-	rel, err := install.Run(ch, values)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	for _, doc := range strings.Split(rel.Manifest, "\n---") {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-			t.Fatalf("rendered document is not YAML: %v\n%s", err, doc)
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
-	return objs, nil
+	return helmchart.Render(chartDir(t), "vp", namespace, values)
 }
 
 func TestHelmLintIsClean(t *testing.T) {
 	for _, values := range []map[string]any{nil, allSwitchesOn(), {"watchNamespace": "search"}} {
-		linter := lint.AllWithKubeVersion(chartDir(t), values, "vectorpilot-system", &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"})
+		linter := lint.AllWithKubeVersion(chartDir(t), values, "vectorpilot-system", helmchart.KubeVersion)
 		for _, msg := range linter.Messages {
 			if msg.Severity > support.InfoSev {
 				t.Errorf("helm lint (values %v): %s", values, msg)
