@@ -15,10 +15,6 @@ OPENSEARCH_HEAP=${OPENSEARCH_HEAP:-1g}
 START_TIMEOUT=${OPENSEARCH_START_TIMEOUT:-180}
 RUN_USER_ID=${OPENSEARCH_UID:-65534} # OpenSearch refuses to run as root
 
-cmd=${1:-}; name=${2:-}
-[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|destroy|logs|url NAME"
-run="$BIN_DIR/run/opensearch-$name"
-
 java_bin() {
   # The 3.x line needs JDK 21+ (Lucene 10's Panama vector code); Temurin 25 is the machine's.
   local j
@@ -27,6 +23,12 @@ java_bin() {
   done
   die "no JDK 21+ found under /usr/lib/jvm (set OPENSEARCH_JAVA_HOME)"
 }
+
+cmd=${1:-}; name=${2:-}
+# java-home: the JDK nodes run with (the e2e image carries the same one).
+if [ "$cmd" = java-home ]; then dirname "$(dirname "$(java_bin)")"; exit 0; fi
+[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|destroy|logs|url NAME | java-home"
+run="$BIN_DIR/run/opensearch-$name"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

@@ -44,14 +44,20 @@ func RepoRoot() (string, error) {
 
 // KubeAssets is the folder with etcd and kube-apiserver, or an error that says how to get them.
 func KubeAssets(root string) (string, error) {
+	return KubeBinaries(root, "control plane", "hack/install-kube.sh", "etcd", "kube-apiserver")
+}
+
+// KubeBinaries is the folder of the pinned Kubernetes version's binaries (bin/k8s/<version>)
+// once every one of names is there, or an error naming the missing part and its installer.
+func KubeBinaries(root, part, installer string, names ...string) (string, error) {
 	version := os.Getenv("KUBE_VERSION")
 	if version == "" {
 		version = DefaultKubeVersion
 	}
 	dir := filepath.Join(root, "bin", "k8s", version)
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	for _, b := range names {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			return "", fmt.Errorf("real control plane missing: %s not found in %s; run hack/install-kube.sh (make test does)", b, dir)
+			return "", fmt.Errorf("real %s missing: %s not found in %s; run %s (make test does)", part, b, dir, installer)
 		}
 	}
 	return dir, nil
@@ -301,6 +307,13 @@ func keyValues(out []byte) map[string]string {
 		}
 	}
 	return kv
+}
+
+// JavaHome is the JDK hack/opensearch.sh runs nodes with (OPENSEARCH_JAVA_HOME, else the
+// newest JDK 21+ under /usr/lib/jvm).
+func JavaHome(root string) (string, error) {
+	out, err := script(root, nil, "java-home")
+	return strings.TrimSpace(string(out)), err
 }
 
 func script(root string, env []string, args ...string) ([]byte, error) {

@@ -62,7 +62,7 @@ func StartTLSProxy(root, upstream string, users map[string]string) (*TLSProxy, e
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := FreePort("127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +159,9 @@ http {
 `, dir, port, upstream)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// FreePort is a TCP port free on address now.
+func FreePort(address string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(address, "0"))
 	if err != nil {
 		return 0, err
 	}

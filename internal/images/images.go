@@ -169,15 +169,12 @@ func WriteArchive(path string, img Image) error {
 	if err != nil {
 		return err
 	}
-	cfg := img.Config
-	if image, err = mutate.Config(image, cfg); err != nil {
-		return err
-	}
 	file, err := image.ConfigFile()
 	if err != nil {
 		return err
 	}
 	file = file.DeepCopy()
+	file.Config = img.Config
 	file.OS, file.Architecture, file.Created = "linux", "amd64", v1.Time{Time: epoch}
 	if image, err = mutate.ConfigFile(image, file); err != nil {
 		return err

@@ -102,14 +102,9 @@ func Start(root string) (*Cluster, error) {
 }
 
 func (c *Cluster) start(root string) error {
-	assets, err := devenv.KubeAssets(root)
+	assets, err := devenv.KubeBinaries(root, "node", "hack/install-node.sh", "kubelet", "kube-proxy", "coredns")
 	if err != nil {
 		return err
-	}
-	for _, b := range []string{"kubelet", "kube-proxy", "coredns"} {
-		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
-			return fmt.Errorf("real node missing: %s not found in %s; run hack/install-node.sh (make test does)", b, assets)
-		}
 	}
 	for _, d := range []string{"containerd", "cni/net.d", "cni/ipam", "kubelet", "pki", "logs"} {
 		if err := os.MkdirAll(filepath.Join(c.work, d), 0o755); err != nil {
@@ -461,7 +456,7 @@ func (c *Cluster) startControlPlane(root string) (kubeletCA []byte, err error) {
 	if err := os.WriteFile(keyFile, client.KeyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	port, err := freePort(c.HostIP)
+	port, err := devenv.FreePort(c.HostIP)
 	if err != nil {
 		return nil, err
 	}
@@ -590,14 +585,16 @@ func (c *Cluster) Log(name string) string {
 	return string(data)
 }
 
+// LogTail is the last lines of a node process's output.
+func (c *Cluster) LogTail(name string, lines int) string {
+	all := strings.Split(strings.TrimSpace(c.Log(name)), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
 func (c *Cluster) tailLogs() string {
 	var b strings.Builder
 	for name := range c.logs {
-		lines := strings.Split(strings.TrimSpace(c.Log(name)), "\n")
-		if len(lines) > 15 {
-			lines = lines[len(lines)-15:]
-		}
-		fmt.Fprintf(&b, "--- %s (last lines)\n%s\n", name, strings.Join(lines, "\n"))
+		fmt.Fprintf(&b, "--- %s (last lines)\n%s\n", name, c.LogTail(name, 15))
 	}
 	return b.String()
 }
@@ -666,7 +663,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 // ImportImage imports a docker-archive tarball into the node's containerd (namespace k8s.io,
 // where the kubelet's images live).
 func (c *Cluster) ImportImage(archive string) error {
-	out, err := exec.Command("ctr", "--address", c.ContainerdSocket(), "-n", "k8s.io", "images", "import", "--no-unpack=false", archive).CombinedOutput()
+	out, err := exec.Command("ctr", "--address", c.ContainerdSocket(), "-n", "k8s.io", "images", "import", archive).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("ctr images import %s: %w: %s", archive, err, out)
 	}
@@ -803,16 +800,6 @@ func (c *Cluster) waitNodeReady(timeout time.Duration) error {
 		}
 		return false
 	})
-}
-
-// freePort is a TCP port free on address now.
-func freePort(address string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(address, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitFor(timeout time.Duration, what string, ok func() bool) error {

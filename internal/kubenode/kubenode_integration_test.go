@@ -86,7 +86,7 @@ func TestAPodRunsOnTheRealNode(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pod not running after 2m: %+v\nkubelet:\n%s", got.Status, tail(c.Log("kubelet"), 30))
+			t.Fatalf("pod not running after 2m: %+v\nkubelet:\n%s", got.Status, c.LogTail("kubelet", 30))
 		}
 		time.Sleep(time.Second)
 	}

@@ -85,7 +85,8 @@ func fail(err error) int {
 // operator and OpenSearch images.
 func importImages() error {
 	hack := filepath.Join(root, "hack", "images")
-	jdk, err := findJDK()
+	// The image carries the JDK the local nodes run with.
+	jdk, err := devenv.JavaHome(root)
 	if err != nil {
 		return err
 	}
@@ -118,22 +119,6 @@ func importImages() error {
 		}
 	}
 	return nil
-}
-
-// findJDK is the Java runtime the image carries: the JDK 21+ hack/opensearch.sh runs with.
-func findJDK() (string, error) {
-	if j := os.Getenv("OPENSEARCH_JAVA_HOME"); j != "" {
-		return j, nil
-	}
-	for _, pattern := range []string{"/usr/lib/jvm/temurin-25-jdk-*", "/usr/lib/jvm/temurin-2[1-9]-*", "/usr/lib/jvm/java-2[1-9]-*"} {
-		matches, _ := filepath.Glob(pattern)
-		for _, m := range matches {
-			if _, err := os.Stat(filepath.Join(m, "bin", "java")); err == nil {
-				return m, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("no JDK 21+ under /usr/lib/jvm (set OPENSEARCH_JAVA_HOME)")
 }
 
 // installChart does what `helm install vp charts/vectorpilot -n vectorpilot-system` does
@@ -177,7 +162,7 @@ func installChart() error {
 		}
 		time.Sleep(time.Second)
 	}
-	return fmt.Errorf("operator Deployment not available after 3m\n%s", cluster.Log("kubelet")[max(0, len(cluster.Log("kubelet"))-3000):])
+	return fmt.Errorf("operator Deployment not available after 3m\nkubelet:\n%s", cluster.LogTail("kubelet", 40))
 }
 
 func namespaced(obj *unstructured.Unstructured) bool {
