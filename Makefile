@@ -7,7 +7,7 @@ OPENSEARCH_VERSION ?= 3.6.0
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -72,10 +72,16 @@ unit:
 demo: tools real-parts build
 	hack/demo.sh
 
+## demo-cluster: a managed OpenSearch cluster end to end on the real node (root; minutes);
+## DEMO_CLUSTER_FLAGS=-keep leaves it running
+demo-cluster: tools real-parts
+	go run ./hack/democluster $(DEMO_CLUSTER_FLAGS)
+
 ## kind-up, kind-deploy: a kind cluster with SIMD-like node labels, the operator from the
-## chart, a one-node OpenSearch and a sample index (needs Docker; not run in CI here)
+## chart and the managed cluster test/e2e runs (one set of files, hack/sandbox/), plus a
+## one-node external OpenSearch (needs Docker; not run in CI here: test/e2e is)
 kind-up:
-	kind create cluster --config hack/kind.yaml
+	kind create cluster --config hack/sandbox/kind.yaml
 
 kind-deploy:
 	hack/kind-deploy.sh

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -80,6 +81,8 @@ type poolObservation struct {
 	settled       bool
 	unschedulable []string
 	upgrade       bool
+	// cpu is the SIMD level of each pod's Kubernetes node, by pod name.
+	cpu map[string]string
 }
 
 // reconcileManaged runs a managed cluster: record the bootstrap configuration, apply the
@@ -102,6 +105,7 @@ func (r *SearchClusterReconciler) reconcileManaged(ctx context.Context, sc *v1al
 		return false, err
 	}
 	probe := r.probe(ctx, sc)
+	r.observeVariants(ctx, sc, obs)
 	plan, err := r.rollOut(ctx, sc, obs)
 	if err != nil {
 		return false, err
@@ -183,7 +187,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 	if err := r.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
 		return poolObservation{}, err
 	}
-	obs := poolObservation{settled: true}
+	obs := poolObservation{settled: true, cpu: map[string]string{}}
 	sc.Status.Pools = nil
 	for _, pool := range sc.Spec.Managed.NodePools {
 		sts := sets[pool.Name]
@@ -211,7 +215,9 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 				status.Unschedulable = msg
 			}
 			if pod.Spec.NodeName != "" {
-				levels = append(levels, r.nodeSIMD(ctx, pod.Spec.NodeName))
+				level := r.nodeSIMD(ctx, pod.Spec.NodeName)
+				levels = append(levels, level)
+				obs.cpu[pod.Name] = level
 			}
 			obs.upgrade = obs.upgrade || (outdated && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
@@ -223,10 +229,6 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			obs.unschedulable = append(obs.unschedulable, pool.Name+": "+status.Unschedulable)
 		}
 		status.NodeSIMD = simd.Common(levels)
-		status.SIMD = simd.Effective(pool.SIMD, status.NodeSIMD)
-		if len(levels) == 0 {
-			status.SIMD = ""
-		}
 		obs.desired += int(pool.Replicas)
 		obs.ready += int(status.ReadyReplicas)
 		if missing := int(pool.Replicas) - existing; missing > 0 {
@@ -235,6 +237,40 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 		sc.Status.Pools = append(sc.Status.Pools, status)
 	}
 	return obs, nil
+}
+
+// observeVariants reads from OpenSearch which of each pool's nodes joined the cluster and
+// which k-NN library variant they run with, into status.pools. A failed read leaves both
+// absent: status says what the cluster said, never what the operator meant it to say.
+func (r *SearchClusterReconciler) observeVariants(ctx context.Context, sc *v1alpha1.SearchCluster, obs poolObservation) {
+	if sc.Status.Health == "" {
+		return // the probe found OpenSearch unreachable
+	}
+	os, err := r.Resolver.ClientFor(ctx, sc)
+	if err != nil {
+		return
+	}
+	nodes, err := os.NodeVariants(ctx)
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("reading the nodes' k-NN settings", "error", err.Error())
+		return
+	}
+	for i := range sc.Status.Pools {
+		pool := &sc.Status.Pools[i]
+		var levels []string
+		for _, n := range nodes {
+			if n.Attributes[managed.PoolAttribute] != pool.Name {
+				continue
+			}
+			cpu, ok := obs.cpu[n.Name]
+			if !ok {
+				cpu = simd.Unknown
+			}
+			levels = append(levels, simd.Loaded(cpu, func(s string) bool { return slices.Contains(n.Disabled, s) }))
+		}
+		pool.OpenSearchNodes = ptr.To(int32(len(levels)))
+		pool.SIMD = simd.Common(levels)
+	}
 }
 
 // nodeSIMD is the SIMD level a node's labels show. Nodes are read directly, as metadata,

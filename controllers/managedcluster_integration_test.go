@@ -176,17 +176,26 @@ func TestManagedPoolsLandOnMatchingCPUs(t *testing.T) {
 	for _, p := range sc.Status.Pools {
 		pools[p.Name] = p
 	}
-	if p := pools["spr"]; p.NodeSIMD != "avx512_spr" || p.SIMD != "avx512_spr" || p.Replicas != 2 {
-		t.Errorf("spr pool status %+v, want nodeSIMD and simd avx512_spr, 2 replicas", p)
+	if p := pools["spr"]; p.NodeSIMD != "avx512_spr" || p.Replicas != 2 {
+		t.Errorf("spr pool status %+v, want nodeSIMD avx512_spr, 2 replicas", p)
 	}
-	if p := pools["avx2"]; p.SIMD != "avx2" || !slices.Contains([]string{"avx2", "avx512", "avx512_spr"}, p.NodeSIMD) {
-		t.Errorf("avx2 pool status %+v, want simd avx2 on x86 nodes", p)
+	if p := pools["avx2"]; !slices.Contains([]string{"avx2", "avx512", "avx512_spr"}, p.NodeSIMD) {
+		t.Errorf("avx2 pool status %+v, want x86 nodes", p)
 	}
-	if p := pools["arm"]; p.NodeSIMD != "neon" || p.SIMD != "neon" {
-		t.Errorf("arm pool status %+v, want neon", p)
+	if p := pools["arm"]; p.NodeSIMD != "neon" {
+		t.Errorf("arm pool status %+v, want neon nodes", p)
 	}
-	if p := pools["r7iz"]; p.Unschedulable == "" || p.SIMD != "" {
-		t.Errorf("r7iz pool status %+v, want an unschedulable message and no SIMD", p)
+	if p := pools["r7iz"]; p.Unschedulable == "" || p.NodeSIMD != "" {
+		t.Errorf("r7iz pool status %+v, want an unschedulable message and no node level", p)
+	}
+	// The pods are played (no OpenSearch runs in them); the OpenSearch that answers for the
+	// cluster here is the test's own node, which belongs to no pool. What the pools report is
+	// what that cluster says — none of their nodes joined, no variant loaded — rather than
+	// what the operator configured (test/e2e reads both from a live managed cluster).
+	for name, p := range pools {
+		if p.SIMD != "" || p.OpenSearchNodes == nil || *p.OpenSearchNodes != 0 {
+			t.Errorf("pool %s reports simd %q and %v OpenSearch nodes; want none joined, as the cluster says", name, p.SIMD, ptr.Deref(p.OpenSearchNodes, -1))
+		}
 	}
 	t.Logf("Scheduled=False: %s", msg)
 

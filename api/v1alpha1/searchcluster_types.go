@@ -350,10 +350,16 @@ type NodePoolStatus struct {
 	// unknown when the labels do not tell.
 	// +optional
 	NodeSIMD string `json:"nodeSIMD,omitempty"`
-	// simd is the k-NN library variant the pool's nodes load: the requested level capped by
-	// what the nodes have.
+	// simd is the k-NN library variant the pool's OpenSearch nodes load, from what they
+	// report in _nodes (the knn.faiss.*.disabled settings they started with) capped by the
+	// CPU level of their Kubernetes nodes; the lowest when nodes differ, generic when none
+	// is left. Absent while OpenSearch has not been read.
 	// +optional
 	SIMD string `json:"simd,omitempty"`
+	// openSearchNodes is the number of the pool's nodes in the OpenSearch cluster, as
+	// OpenSearch lists them. Absent while OpenSearch has not been read.
+	// +optional
+	OpenSearchNodes *int32 `json:"openSearchNodes,omitempty"`
 	// unschedulable is the scheduler's message for a pod of the pool it cannot place.
 	// +optional
 	Unschedulable string `json:"unschedulable,omitempty"`

@@ -64,6 +64,8 @@ type Cluster struct {
 	work  string
 	procs []*process
 	logs  map[string]string
+	// stopVolumes stops the volume provisioner, which runs in this process.
+	stopVolumes func()
 }
 
 // process is a node process started by the harness; done closes when it has exited.
@@ -144,6 +146,9 @@ func (c *Cluster) start(root string) error {
 	}
 	if err := c.waitNodeReady(2 * time.Minute); err != nil {
 		return err
+	}
+	if err := c.startVolumes(); err != nil {
+		return fmt.Errorf("volume provisioner: %w", err)
 	}
 	return c.labelCPUFeatures()
 }
@@ -257,6 +262,9 @@ func undo(slot int) {
 // Stop stops the node's processes by PID (gracefully, then by cgroup), the control plane,
 // and undoes the slot.
 func (c *Cluster) Stop() {
+	if c.stopVolumes != nil {
+		c.stopVolumes()
+	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -579,7 +587,8 @@ func (c *Cluster) run(name string, argv ...string) error {
 	return nil
 }
 
-// Log is the output of a node process (containerd, kubelet, kube-proxy, coredns).
+// Log is the output of a node process (containerd, kubelet, kube-proxy, coredns) or of
+// the volume provisioner.
 func (c *Cluster) Log(name string) string {
 	data, _ := os.ReadFile(c.logs[name])
 	return string(data)

@@ -41,6 +41,10 @@ const (
 	ManagedBy      = "vectorpilot"
 )
 
+// PoolAttribute is the OpenSearch node attribute (node.attr.*) naming a node's pool, so what
+// OpenSearch reports about a node can be told apart by pool.
+const PoolAttribute = "vectorpilot_pool"
+
 // Ports and paths of the OpenSearch container.
 const (
 	HTTPPort      = 9200
@@ -127,7 +131,7 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 		"path.data":                             dataDir,
 		"discovery.seed_hosts":                  seedHosts(sc),
 		"cluster.initial_cluster_manager_nodes": initialManagers,
-		"node.attr.vectorpilot_pool":            p.Name,
+		"node.attr." + PoolAttribute:            p.Name,
 		"node.attr.vectorpilot_simd":            string(simdOf(p)),
 	}
 	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.

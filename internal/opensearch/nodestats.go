@@ -3,6 +3,7 @@ package opensearch
 import (
 	"context"
 	"net/http"
+	"sort"
 )
 
 // NodeStats are cluster-wide sums of the node figures the benchmark and the tuner read.
@@ -52,5 +53,55 @@ func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
 	for _, n := range info.Nodes {
 		out.Processors += n.OS.AvailableProcessors
 	}
+	return out, nil
+}
+
+// NodeVariant is what one node reports about the k-NN library it runs with.
+type NodeVariant struct {
+	// Name is node.name (the pod's name on a managed cluster).
+	Name string
+	// Attributes are the node's custom attributes (node.attr.*).
+	Attributes map[string]string
+	// Disabled are the knn.faiss.<variant>.disabled settings the node started with as true.
+	Disabled []string
+	// JVMArguments are the JVM's input arguments.
+	JVMArguments []string
+}
+
+// NodeVariants reads every node's attributes, k-NN variant settings and JVM arguments, as
+// the nodes started with them, in one request.
+func (c *Client) NodeVariants(ctx context.Context) ([]NodeVariant, error) {
+	var info struct {
+		Nodes map[string]struct {
+			Name       string            `json:"name"`
+			Attributes map[string]string `json:"attributes"`
+			Settings   struct {
+				KNN struct {
+					Faiss map[string]struct {
+						Disabled string `json:"disabled"`
+					} `json:"faiss"`
+				} `json:"knn"`
+			} `json:"settings"`
+			JVM struct {
+				InputArguments []string `json:"input_arguments"`
+			} `json:"jvm"`
+		} `json:"nodes"`
+	}
+	const path = "/_nodes/settings,jvm?filter_path=nodes.*.name,nodes.*.attributes,nodes.*.settings.knn.faiss,nodes.*.jvm.input_arguments"
+	if err := c.do(ctx, http.MethodGet, path, nil, &info); err != nil {
+		return nil, err
+	}
+	out := make([]NodeVariant, 0, len(info.Nodes))
+	for _, n := range info.Nodes {
+		v := NodeVariant{Name: n.Name, Attributes: n.Attributes, JVMArguments: n.JVM.InputArguments}
+		for variant, s := range n.Settings.KNN.Faiss {
+			if s.Disabled == "true" {
+				v.Disabled = append(v.Disabled, "knn.faiss."+variant+".disabled")
+			}
+		}
+		sort.Strings(v.Disabled)
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }

@@ -54,6 +54,8 @@ type Capability struct {
 	CPUID []string
 	// Families are AWS instance families whose every size has the level.
 	Families []string
+	// Setting is the k-NN setting that switches this level's library off.
+	Setting string
 	// Disabled are the k-NN variant settings set to true so the plugin loads exactly this
 	// level's library even on a node that has a better one.
 	Disabled []string
@@ -78,15 +80,15 @@ var avx512Families = []string{"c5", "c5d", "c5n", "m5", "m5d", "m5dn", "m5n", "m
 var avx2Families = []string{"c4", "m4", "r4", "t3", "t3a", "c5a", "c5ad", "m5a", "m5ad", "r5a", "r5ad", "c6a", "m6a", "r6a", "hpc6a"}
 
 var table = []Capability{
-	{Level: v1alpha1.SIMDAVX2, rank: 1, Arch: "amd64", CPUID: []string{"AVX2"},
+	{Level: v1alpha1.SIMDAVX2, rank: 1, Arch: "amd64", CPUID: []string{"AVX2"}, Setting: SettingAVX2Disabled,
 		Families: concat(avx2Families, avx512Families, sprFamilies),
 		Disabled: []string{SettingAVX512Disabled, SettingAVX512SPRDisabled},
 		JVM:      []string{"-XX:UseAVX=2"}},
-	{Level: v1alpha1.SIMDAVX512, rank: 2, Arch: "amd64", CPUID: []string{"AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW"},
+	{Level: v1alpha1.SIMDAVX512, rank: 2, Arch: "amd64", CPUID: []string{"AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW"}, Setting: SettingAVX512Disabled,
 		Families: concat(avx512Families, sprFamilies),
 		Disabled: []string{SettingAVX512SPRDisabled},
 		JVM:      []string{"-XX:UseAVX=3"}},
-	{Level: v1alpha1.SIMDAVX512SPR, rank: 3, Arch: "amd64", CPUID: []string{"AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"},
+	{Level: v1alpha1.SIMDAVX512SPR, rank: 3, Arch: "amd64", CPUID: []string{"AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"}, Setting: SettingAVX512SPRDisabled,
 		Families: sprFamilies,
 		JVM:      []string{"-XX:UseAVX=3"}},
 	{Level: v1alpha1.SIMDNEON, Arch: "arm64", Families: armFamilies},
@@ -224,11 +226,15 @@ func hasAll(labels map[string]string, features []string) bool {
 	return true
 }
 
-// Common is the best level every one of observed has: the lowest x86 level when all are
-// x86, neon when all are arm64, Unknown when any is unknown or they mix architectures.
+// Common is the best level every one of observed has: Generic when any is Generic, the
+// lowest x86 level when all are x86, neon when all are arm64, Unknown when any is unknown
+// or they mix architectures.
 func Common(observed []string) string {
 	if len(observed) == 0 {
 		return ""
+	}
+	if slices.Contains(observed, Generic) {
+		return Generic
 	}
 	lowest := observed[0]
 	for _, o := range observed[1:] {
@@ -247,25 +253,29 @@ func Common(observed []string) string {
 	return lowest
 }
 
-// Effective is the k-NN library variant a pool loads on nodes of level node: the requested
-// level when the nodes have it, the nodes' level for auto, and a description of the gap
-// otherwise (which required affinity should make impossible, unless node labels lie).
-func Effective(requested v1alpha1.SIMDLevel, node string) string {
-	if node == "" || node == Unknown {
-		if requested == v1alpha1.SIMDAuto || requested == "" {
-			return Unknown
+// Generic is the k-NN library variant without SIMD.
+const Generic = "generic"
+
+// Loaded is the k-NN library variant a node loads, chosen as the plugin chooses it at start:
+// the best x86 variant the node's CPU has (cpu, a level Observe returns) whose setting is not
+// disabled, Generic when none is left; neon on arm64. When the CPU is unknown it is the
+// best variant the settings leave on, the plugin's CPU check being invisible from outside.
+func Loaded(cpu string, disabled func(setting string) bool) string {
+	if cpu == string(v1alpha1.SIMDNEON) {
+		return cpu
+	}
+	has, known := For(v1alpha1.SIMDLevel(cpu))
+	best := Capability{}
+	for _, c := range table {
+		if c.Arch != "amd64" || disabled(c.Setting) || (known && c.rank > has.rank) || c.rank < best.rank {
+			continue
 		}
-		return string(requested)
+		best = c
 	}
-	if requested == v1alpha1.SIMDAuto || requested == "" {
-		return node
+	if best.Level == "" {
+		return Generic
 	}
-	r, _ := For(requested)
-	n, _ := For(v1alpha1.SIMDLevel(node))
-	if r.Arch != n.Arch || r.rank > n.rank {
-		return fmt.Sprintf("generic (nodes have %s, pool asks %s)", node, requested)
-	}
-	return string(requested)
+	return string(best.Level)
 }
 
 // Describe is the README table of the levels, one Markdown row per level.

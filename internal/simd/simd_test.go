@@ -2,6 +2,7 @@ package simd
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,31 +137,66 @@ func TestKNNSettingsAndJVM(t *testing.T) {
 	}
 }
 
-func TestCommonAndEffective(t *testing.T) {
+func TestCommon(t *testing.T) {
 	for _, tc := range []struct {
-		observed  []string
-		common    string
-		requested v1alpha1.SIMDLevel
-		effective string
+		observed []string
+		common   string
 	}{
-		{[]string{"avx512_spr", "avx512_spr"}, "avx512_spr", v1alpha1.SIMDAVX512SPR, "avx512_spr"},
-		{[]string{"avx512_spr", "avx512"}, "avx512", v1alpha1.SIMDAuto, "avx512"},
-		{[]string{"avx512_spr", "avx2"}, "avx2", v1alpha1.SIMDAVX2, "avx2"},
-		{[]string{"avx512_spr"}, "avx512_spr", v1alpha1.SIMDAVX2, "avx2"},
-		{[]string{"neon", "neon"}, "neon", v1alpha1.SIMDNEON, "neon"},
-		{[]string{"neon", "avx2"}, Unknown, v1alpha1.SIMDAuto, Unknown},
-		{[]string{"avx2", Unknown}, Unknown, v1alpha1.SIMDAVX2, "avx2"},
-		{[]string{"avx2"}, "avx2", v1alpha1.SIMDAVX512, "generic (nodes have avx2, pool asks avx512)"},
-		{nil, "", v1alpha1.SIMDAuto, Unknown},
+		{[]string{"avx512_spr", "avx512_spr"}, "avx512_spr"},
+		{[]string{"avx512_spr", "avx512"}, "avx512"},
+		{[]string{"avx512_spr", "avx2"}, "avx2"},
+		{[]string{"neon", "neon"}, "neon"},
+		{[]string{"neon", "avx2"}, Unknown},
+		{[]string{"avx2", Unknown}, Unknown},
+		{[]string{"generic", "avx2"}, Generic},
+		{[]string{"avx2", "generic", Unknown}, Generic},
+		{nil, ""},
 	} {
-		common := Common(tc.observed)
-		if common != tc.common {
-			t.Errorf("Common(%v) = %q, want %q", tc.observed, common, tc.common)
-		}
-		if got := Effective(tc.requested, common); got != tc.effective {
-			t.Errorf("Effective(%s, %s) = %q, want %q", tc.requested, common, got, tc.effective)
+		if got := Common(tc.observed); got != tc.common {
+			t.Errorf("Common(%v) = %q, want %q", tc.observed, got, tc.common)
 		}
 	}
+}
+
+func TestLoaded(t *testing.T) {
+	for _, tc := range []struct {
+		cpu      string
+		disabled []string
+		loaded   string
+	}{
+		// The pool's own settings (KNNSettings) on a CPU that has the level or better.
+		{"avx512_spr", settingsOn(v1alpha1.SIMDAVX2), "avx2"},
+		{"avx512_spr", settingsOn(v1alpha1.SIMDAVX512), "avx512"},
+		{"avx512_spr", settingsOn(v1alpha1.SIMDAVX512SPR), "avx512_spr"},
+		{"avx512_spr", settingsOn(v1alpha1.SIMDAuto), "avx512_spr"},
+		// The CPU caps what the settings allow.
+		{"avx2", settingsOn(v1alpha1.SIMDAVX512SPR), "avx2"},
+		{"avx512", nil, "avx512"},
+		// Everything off, or only the middle one on.
+		{"avx512_spr", []string{SettingAVX2Disabled, SettingAVX512Disabled, SettingAVX512SPRDisabled}, Generic},
+		{"avx512_spr", []string{SettingAVX2Disabled, SettingAVX512SPRDisabled}, "avx512"},
+		{"avx2", []string{SettingAVX2Disabled}, Generic},
+		{"neon", []string{SettingAVX2Disabled}, "neon"},
+		// An unknown CPU: what the settings leave on.
+		{Unknown, settingsOn(v1alpha1.SIMDAVX512), "avx512"},
+		{Unknown, nil, "avx512_spr"},
+	} {
+		disabled := func(s string) bool { return slices.Contains(tc.disabled, s) }
+		if got := Loaded(tc.cpu, disabled); got != tc.loaded {
+			t.Errorf("Loaded(%s, %v) = %q, want %q", tc.cpu, tc.disabled, got, tc.loaded)
+		}
+	}
+}
+
+// settingsOn are the settings KNNSettings sets true for level.
+func settingsOn(level v1alpha1.SIMDLevel) []string {
+	var out []string
+	for k, v := range KNNSettings(level) {
+		if v == "true" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // TestREADMEHasTheTable keeps the README's SIMD table the one this package generates.

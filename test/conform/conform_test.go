@@ -71,7 +71,7 @@ func TestManagedClusterObjectsConform(t *testing.T) {
 	root := testsupport.Root(t)
 	for _, path := range []string{
 		filepath.Join(root, "config", "samples", "vectorpilot_v1alpha1_searchcluster_managed.yaml"),
-		filepath.Join(root, "hack", "kind", "searchcluster-managed.yaml"),
+		filepath.Join(root, "hack", "sandbox", "searchcluster-managed.yaml"),
 		filepath.Join("testdata", "searchcluster-every-option.yaml"),
 	} {
 		raw, err := os.ReadFile(path)

@@ -12,20 +12,28 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
 )
+
+// searchNamespace holds the sandbox's managed cluster (the kind sandbox uses the same).
+const searchNamespace = "search"
+
+// documents is how many vectors the benchmark loads into the sandbox index.
+const documents = 20000
 
 func integration(t *testing.T) {
 	t.Helper()
@@ -37,15 +45,23 @@ func integration(t *testing.T) {
 // operatorPod is the operator's one running pod.
 func operatorPod(t *testing.T) corev1.Pod {
 	t.Helper()
-	var pods corev1.PodList
-	if err := k8s.List(context.Background(), &pods, client.InNamespace(operatorNamespace),
-		client.MatchingLabels{"app.kubernetes.io/name": "vectorpilot", "app.kubernetes.io/instance": release}); err != nil {
+	pod, err := findOperatorPod(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) != 1 {
-		t.Fatalf("want 1 operator pod, have %d", len(pods.Items))
+	return pod
+}
+
+func findOperatorPod(ctx context.Context) (corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": "vectorpilot", "app.kubernetes.io/instance": release}); err != nil {
+		return corev1.Pod{}, err
 	}
-	return pods.Items[0]
+	if len(pods.Items) != 1 {
+		return corev1.Pod{}, fmt.Errorf("want 1 operator pod, have %d", len(pods.Items))
+	}
+	return pods.Items[0], nil
 }
 
 // TestOperatorRunsAsItsDeployment: the operator from the chart runs as its Deployment's pod
@@ -123,43 +139,35 @@ func TestOperatorRunsAsItsDeployment(t *testing.T) {
 	}
 }
 
-// TestManagedClusterServesVectorsFromPods: a managed SearchCluster of three
-// cluster_manager+data nodes on a stock node (vm.max_map_count 65530, the default mmap
-// setting) forms one OpenSearch cluster in pods through its headless Service; the operator,
-// in its pod, reaches it through the client Service; a VectorIndex becomes Ready; a Local
-// BenchmarkRun loads 20,000 vectors through the client Service and measures recall@10
-// against brute force.
+// TestManagedClusterServesVectorsFromPods: the sandbox's managed SearchCluster
+// (hack/sandbox/searchcluster-managed.yaml, as the kind sandbox applies it, with the image
+// the harness built) on a stock node (vm.max_map_count 65530, the default mmap setting):
+// three cluster_manager+data nodes, each on a claim of the default StorageClass, form one
+// OpenSearch cluster in pods through the headless Service; the operator, in its pod, reaches
+// it through the client Service and reports what the nodes run as OpenSearch reports it; the
+// disruption controller computes the pool's budget; the sandbox's VectorIndex becomes Ready;
+// a Local BenchmarkRun loads 20,000 vectors through the client Service and measures
+// recall@10 against brute force.
 func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	integration(t)
 	ctx := context.Background()
-	const ns = "search"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: searchNamespace, Labels: map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted"}}}); err != nil {
 		t.Fatal(err)
 	}
-	sc := &v1alpha1.SearchCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns},
-		Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
-			Version: openSearchVersion,
-			Image:   openSearchImage,
-			NodePools: []v1alpha1.NodePool{{
-				Name:     "nodes",
-				Roles:    []v1alpha1.NodeRole{v1alpha1.RoleClusterManager, v1alpha1.RoleData, v1alpha1.RoleIngest},
-				Replicas: 3,
-				SIMD:     v1alpha1.SIMDAVX512,
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
-				},
-			}},
-		}},
+	sc := &v1alpha1.SearchCluster{}
+	if err := readSandbox("searchcluster-managed.yaml", sc); err != nil {
+		t.Fatal(err)
 	}
+	sc.Namespace = searchNamespace
+	sc.Spec.Managed.Image = box.OpenSearchImage
 	applied := time.Now()
 	if err := k8s.Create(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
 	waitCondition(t, sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, 8*time.Minute)
 	t.Logf("SearchCluster Ready %s after it was created", time.Since(applied).Round(time.Second))
+	pool := sc.Spec.Managed.NodePools[0]
 
 	base := clientServiceURL(t, sc)
 	t.Logf("_cat/nodes through the client Service:\n%s", get(t, base+"/_cat/nodes?v&h=name,ip,node.role,cluster_manager"))
@@ -169,58 +177,99 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	}
 	getJSON(t, base+"/_cluster/health", &health)
 	t.Logf("_cluster/health: %+v", health)
-	if health.NumberOfNodes != 3 || health.Status != "green" {
-		t.Fatalf("want one green cluster of 3 nodes, have %+v", health)
+	if health.NumberOfNodes != int(pool.Replicas) || health.Status != "green" {
+		t.Fatalf("want one green cluster of %d nodes, have %+v", pool.Replicas, health)
 	}
 
-	// The SIMD pool's settings reach the nodes: the node attribute and the JVM options.
+	// The SIMD pool's settings reach the nodes: the node attribute, the k-NN variant
+	// settings and the JVM options, as _nodes reports them.
 	var nodes struct {
 		Nodes map[string]struct {
 			Name       string            `json:"name"`
 			Attributes map[string]string `json:"attributes"`
-			JVM        struct {
+			Settings   struct {
+				KNN struct {
+					Faiss map[string]struct {
+						Disabled string `json:"disabled"`
+					} `json:"faiss"`
+				} `json:"knn"`
+			} `json:"settings"`
+			JVM struct {
 				InputArguments []string `json:"input_arguments"`
 			} `json:"jvm"`
 		} `json:"nodes"`
 	}
-	getJSON(t, base+"/_nodes/jvm", &nodes)
+	getJSON(t, base+"/_nodes/settings,jvm", &nodes)
 	for _, n := range nodes.Nodes {
-		if got := n.Attributes["vectorpilot_simd"]; got != string(v1alpha1.SIMDAVX512) {
-			t.Errorf("node %s: attribute vectorpilot_simd=%q, want avx512", n.Name, got)
+		if got := n.Attributes["vectorpilot_simd"]; got != string(pool.SIMD) {
+			t.Errorf("node %s: attribute vectorpilot_simd=%q, want %s", n.Name, got, pool.SIMD)
 		}
-		for _, opt := range simd.JVMOptions(v1alpha1.SIMDAVX512) {
-			for _, part := range strings.Fields(opt) {
-				if !slices.Contains(n.JVM.InputArguments, part) && !slices.Contains(n.JVM.InputArguments, strings.Replace(part, " ", "=", 1)) {
-					t.Errorf("node %s: JVM runs without %q (has %v)", n.Name, part, n.JVM.InputArguments)
-				}
+		for setting, want := range simd.KNNSettings(pool.SIMD) {
+			variant := strings.TrimSuffix(strings.TrimPrefix(setting, "knn.faiss."), ".disabled")
+			if got := n.Settings.KNN.Faiss[variant].Disabled; got != want {
+				t.Errorf("node %s: %s=%q, want %q", n.Name, setting, got, want)
+			}
+		}
+		for _, opt := range simd.JVMOptions(pool.SIMD) {
+			if !slices.Contains(n.JVM.InputArguments, opt) {
+				t.Errorf("node %s: JVM runs without %q (has %v)", n.Name, opt, n.JVM.InputArguments)
 			}
 		}
 	}
+	// status.pools says what OpenSearch reports: every node of the pool joined, and the
+	// variant their settings leave on this machine's CPU.
+	cpu := simd.Observe(nodeLabels(t))
+	wantSIMD := simd.Loaded(cpu, func(s string) bool { return simd.KNNSettings(pool.SIMD)[s] == "true" })
+	waitFor(t, time.Minute, "status.pools to report the live nodes", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			t.Fatal(err)
+		}
+		p := sc.Status.Pools[0]
+		return p.OpenSearchNodes != nil && *p.OpenSearchNodes == pool.Replicas && p.SIMD == wantSIMD,
+			fmt.Sprintf("pool status %+v (openSearchNodes %v), want %d nodes running %s on %s CPUs", p, ptr.Deref(p.OpenSearchNodes, -1), pool.Replicas, wantSIMD, cpu)
+	})
+	t.Logf("status.pools[0]: simd %s (CPU %s), %d OpenSearch nodes", sc.Status.Pools[0].SIMD, sc.Status.Pools[0].NodeSIMD, *sc.Status.Pools[0].OpenSearchNodes)
 
-	index := &v1alpha1.VectorIndex{
-		ObjectMeta: metav1.ObjectMeta{Name: "docs", Namespace: ns},
-		Spec: v1alpha1.VectorIndexSpec{
-			ClusterRef: v1alpha1.LocalObjectReference{Name: sc.Name},
-			IndexName:  "docs-v1",
-			Shards:     3,
-			Replicas:   1,
-			Fields: []v1alpha1.VectorField{{
-				Name: "embedding", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "lucene",
-				Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfConstruction: ptr.To[int32](128), EfSearch: ptr.To[int32](100)}},
-			}},
-		},
+	// Every node on its own claim of the default class; the disruption controller counts the
+	// pool's pods against the operator's budget.
+	var claims corev1.PersistentVolumeClaimList
+	if err := k8s.List(ctx, &claims, client.InNamespace(searchNamespace)); err != nil {
+		t.Fatal(err)
 	}
+	bound := 0
+	for _, c := range claims.Items {
+		if c.Status.Phase == corev1.ClaimBound && ptr.Deref(c.Spec.StorageClassName, "") == kubenode.StorageClassName {
+			bound++
+		}
+	}
+	if bound != int(pool.Replicas) {
+		t.Errorf("%d claims bound in %s, want %d", bound, kubenode.StorageClassName, pool.Replicas)
+	}
+	waitFor(t, time.Minute, "the pool's PodDisruptionBudget status", func() (bool, string) {
+		var pdb policyv1.PodDisruptionBudget
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: managed.PoolName(sc, pool.Name)}, &pdb); err != nil {
+			return false, err.Error()
+		}
+		return pdb.Status.CurrentHealthy == pool.Replicas && pdb.Status.DisruptionsAllowed == 1,
+			fmt.Sprintf("PDB status %+v, want %d healthy and 1 disruption allowed", pdb.Status, pool.Replicas)
+	})
+
+	index := &v1alpha1.VectorIndex{}
+	if err := readSandbox("vectorindex-managed.yaml", index); err != nil {
+		t.Fatal(err)
+	}
+	index.Namespace = searchNamespace
 	if err := k8s.Create(ctx, index); err != nil {
 		t.Fatal(err)
 	}
 	waitCondition(t, index, func() []metav1.Condition { return index.Status.Conditions }, v1alpha1.ConditionReady, 3*time.Minute)
 
 	run := &v1alpha1.BenchmarkRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "recall", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "recall", Namespace: searchNamespace},
 		Spec: v1alpha1.BenchmarkRunSpec{
 			IndexRef: v1alpha1.LocalObjectReference{Name: index.Name},
 			Workload: v1alpha1.BenchmarkWorkload{
-				Dataset:  v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: 20000, Queries: 200, Seed: 7}},
+				Dataset:  v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: documents, Queries: 200, Seed: 7}},
 				K:        10,
 				Warmup:   metav1.Duration{Duration: time.Second},
 				Duration: metav1.Duration{Duration: 5 * time.Second},
@@ -246,12 +295,8 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 	}
-	var count struct {
-		Count int `json:"count"`
-	}
-	getJSON(t, base+"/docs-v1/_count", &count)
-	if count.Count != 20000 {
-		t.Errorf("index holds %d documents, want 20000", count.Count)
+	if n := count(t, base, index.Spec.IndexName); n != documents {
+		t.Errorf("index holds %d documents, want %d", n, documents)
 	}
 	for _, cell := range run.Status.Results {
 		t.Logf("cell slices=%d clients=%d p50=%sms p99=%sms qps=%s recall=%s", cell.SliceCount, cell.Clients, cell.P50Ms, cell.P99Ms, cell.QPS, cell.Recall)
@@ -262,6 +307,176 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	}
 	if len(run.Status.Results) == 0 {
 		t.Error("the run reported no results")
+	}
+}
+
+// TestManagedNodeRestartsOntoItsVolume: a managed node's pod deleted comes back from its
+// StatefulSet onto the same claim: the new process (its JVM started after the deletion)
+// finds its data folder — it keeps its persistent node ID, which lives there —, the cluster
+// returns to green, no document is lost.
+func TestManagedNodeRestartsOntoItsVolume(t *testing.T) {
+	integration(t)
+	ctx := context.Background()
+	sc := sandboxCluster(t)
+	base := clientServiceURL(t, sc)
+	victim := managed.PoolName(sc, sc.Spec.Managed.NodePools[0].Name) + "-1"
+	before := nodeIDs(t, base)
+	var pod corev1.Pod
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: victim}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, &pod); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	waitFor(t, 5*time.Minute, victim+" back in a green cluster", func() (bool, string) {
+		var now corev1.Pod
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: victim}, &now); err != nil || now.UID == pod.UID {
+			return false, "the old pod is still there"
+		}
+		var health struct {
+			Status        string `json:"status"`
+			NumberOfNodes int    `json:"number_of_nodes"`
+		}
+		if err := tryJSON(base+"/_cluster/health", &health); err != nil {
+			return false, err.Error()
+		}
+		if health.Status != "green" || health.NumberOfNodes != len(before) {
+			return false, fmt.Sprintf("health %+v", health)
+		}
+		started, err := jvmStart(base, victim)
+		return err == nil && started.After(deleted), fmt.Sprintf("%s's JVM started %s (%v), deleted %s", victim, started, err, deleted)
+	})
+	t.Logf("%s deleted, back in a new process and the cluster green after %s", victim, time.Since(deleted).Round(time.Second))
+	after := nodeIDs(t, base)
+	if before[victim] == "" || after[victim] != before[victim] {
+		t.Errorf("%s came back as node %q, was %q: it did not find its data folder", victim, after[victim], before[victim])
+	}
+	if n := count(t, base, "docs-v1"); n != documents {
+		t.Errorf("index holds %d documents after the restart, want %d", n, documents)
+	}
+}
+
+// TestDeletingAManagedClusterKeepsItsVolumes: deleting the SearchCluster lets the garbage
+// collector remove what the operator made for it (StatefulSets and their pods, Services,
+// budgets, ConfigMaps), while the claims holding the data stay until someone deletes them.
+func TestDeletingAManagedClusterKeepsItsVolumes(t *testing.T) {
+	integration(t)
+	ctx := context.Background()
+	sc := sandboxCluster(t)
+	selector := client.MatchingLabels(managed.ClusterSelector(sc))
+	if err := k8s.Delete(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "the garbage collector to remove the cluster's objects", func() (bool, string) {
+		left := map[string]int{}
+		for kind, list := range map[string]client.ObjectList{
+			"StatefulSet": &appsv1.StatefulSetList{}, "Pod": &corev1.PodList{}, "Service": &corev1.ServiceList{},
+			"PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{}, "ConfigMap": &corev1.ConfigMapList{},
+		} {
+			if err := k8s.List(ctx, list, client.InNamespace(searchNamespace), selector); err != nil {
+				t.Fatal(err)
+			}
+			if n := meta.LenList(list); n > 0 {
+				left[kind] = n
+			}
+		}
+		return len(left) == 0, fmt.Sprintf("left: %v", left)
+	})
+	var claims corev1.PersistentVolumeClaimList
+	if err := k8s.List(ctx, &claims, client.InNamespace(searchNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, c := range claims.Items {
+		if c.DeletionTimestamp == nil && c.Status.Phase == corev1.ClaimBound {
+			kept++
+		}
+	}
+	if want := int(sc.Spec.Managed.NodePools[0].Replicas); kept != want {
+		t.Errorf("%d claims kept after the cluster was deleted, want %d", kept, want)
+	}
+	t.Logf("cluster deleted: its objects collected, %d claims kept", kept)
+}
+
+// sandboxCluster is the managed cluster TestManagedClusterServesVectorsFromPods made.
+func sandboxCluster(t *testing.T) *v1alpha1.SearchCluster {
+	t.Helper()
+	sc := &v1alpha1.SearchCluster{}
+	if err := readSandbox("searchcluster-managed.yaml", sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: searchNamespace, Name: sc.Name}, sc); err != nil {
+		t.Fatalf("the sandbox cluster: %v", err)
+	}
+	return sc
+}
+
+// nodeIDs are the cluster's persistent node IDs by node name.
+func nodeIDs(t *testing.T, base string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(get(t, base+"/_cat/nodes?h=name,id&full_id=true")), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			out[f[0]] = f[1]
+		}
+	}
+	return out
+}
+
+// jvmStart is when the JVM of the node named name started.
+func jvmStart(base, name string) (time.Time, error) {
+	var info struct {
+		Nodes map[string]struct {
+			Name string `json:"name"`
+			JVM  struct {
+				StartTimeInMillis int64 `json:"start_time_in_millis"`
+			} `json:"jvm"`
+		} `json:"nodes"`
+	}
+	if err := tryJSON(base+"/_nodes/"+name+"/jvm", &info); err != nil {
+		return time.Time{}, err
+	}
+	for _, n := range info.Nodes {
+		if n.Name == name {
+			return time.UnixMilli(n.JVM.StartTimeInMillis), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("node %s not in the cluster", name)
+}
+
+func count(t *testing.T, base, index string) int {
+	t.Helper()
+	var c struct {
+		Count int `json:"count"`
+	}
+	getJSON(t, base+"/"+index+"/_count", &c)
+	return c.Count
+}
+
+// nodeLabels are the real node's labels.
+func nodeLabels(t *testing.T) map[string]string {
+	t.Helper()
+	var node corev1.Node
+	if err := k8s.Get(context.Background(), client.ObjectKey{Name: kubenode.NodeName}, &node); err != nil {
+		t.Fatal(err)
+	}
+	return node.Labels
+}
+
+// waitFor polls done until it is true or timeout passes; done says what it saw.
+func waitFor(t *testing.T, timeout time.Duration, what string, done func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, saw := done()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting %s for %s: %s", timeout, what, saw)
+		}
+		time.Sleep(2 * time.Second)
 	}
 }
 
@@ -277,23 +492,42 @@ func clientServiceURL(t *testing.T, sc *v1alpha1.SearchCluster) string {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
+	body, err := tryGet(url)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return body
+}
+
+func tryGet(url string) (string, error) {
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
+	if err != nil {
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: HTTP %d: %s", url, resp.StatusCode, body)
+		return "", fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, body)
 	}
-	return string(body)
+	return string(body), nil
 }
 
 func getJSON(t *testing.T, url string, into any) {
 	t.Helper()
-	if err := json.Unmarshal([]byte(get(t, url)), into); err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+	if err := tryJSON(url, into); err != nil {
+		t.Fatal(err)
 	}
+}
+
+func tryJSON(url string, into any) error {
+	body, err := tryGet(url)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(body), into); err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	return nil
 }
 
 // waitCondition waits for condition to be True in what conditions reads from obj.

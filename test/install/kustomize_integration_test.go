@@ -55,13 +55,13 @@ func TestKustomizeInstallsValidate(t *testing.T) {
 		}
 		sources[dir] = out
 	}
-	// The kind sandbox's manifests pass the apiserver's own checks, CEL rules included.
-	for _, file := range []string{"opensearch.yaml", "searchcluster-managed.yaml"} {
-		manifest, err := os.ReadFile(filepath.Join(root, "hack", "kind", file))
+	// The sandboxes' manifests pass the apiserver's own checks, CEL rules included.
+	for _, file := range []string{"opensearch.yaml", "searchcluster-managed.yaml", "vectorindex-managed.yaml"} {
+		manifest, err := os.ReadFile(filepath.Join(root, "hack", "sandbox", file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sources["hack/kind/"+file] = manifest
+		sources["hack/sandbox/"+file] = manifest
 	}
 	for name, stream := range sources {
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
