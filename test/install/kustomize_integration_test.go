@@ -9,11 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -55,7 +58,11 @@ func TestKustomizeInstallsValidate(t *testing.T) {
 		}
 		sources[dir] = out
 	}
-	// The sandboxes' manifests pass the apiserver's own checks, CEL rules included.
+	// The sandboxes' manifests pass the apiserver's own checks, CEL rules included; both
+	// sandboxes apply the namespace-less ones into "search".
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "search"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	for _, file := range []string{"opensearch.yaml", "searchcluster-managed.yaml", "vectorindex-managed.yaml"} {
 		manifest, err := os.ReadFile(filepath.Join(root, "hack", "sandbox", file))
 		if err != nil {
@@ -76,9 +83,13 @@ func TestKustomizeInstallsValidate(t *testing.T) {
 				}
 			}
 			for _, obj := range objs {
-				if obj.GetKind() != "Namespace" {
-					validate(t, k8s, obj)
+				if obj.GetKind() == "Namespace" {
+					continue
 				}
+				if strings.HasPrefix(name, "hack/sandbox/") && obj.GetNamespace() == "" && obj.GetAPIVersion() == v1alpha1.GroupVersion.String() {
+					obj.SetNamespace("search")
+				}
+				validate(t, k8s, obj)
 			}
 			if strings.HasPrefix(name, "config/") {
 				for _, k := range []string{"CustomResourceDefinition", "ClusterRole", "Deployment", "Service", "ServiceAccount"} {
