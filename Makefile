@@ -2,8 +2,8 @@
 # scripts into bin/ (git-ignored), each skipping work already done.
 SHELL := /usr/bin/env bash
 BIN := $(CURDIR)/bin
-KUBE_VERSION ?= v1.37.0
-OPENSEARCH_VERSION ?= 3.6.0
+# Pinned versions: hack/versions.env (the environment may override each).
+$(foreach pin,$(shell grep -E '^[A-Z_]+=' hack/versions.env),$(eval $(subst =, ?= ,$(pin))))
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
@@ -50,9 +50,10 @@ schemas: tools real-parts manifests
 generate: tools
 	$(CONTROLLER_GEN) object paths="./api/..."
 
-## lint: go vet and gofmt
-lint:
+## lint: go vet, gofmt and shellcheck (hack/, .ci/)
+lint: tools
 	go vet ./...
+	$(BIN)/shellcheck hack/*.sh .ci/run
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## test: unit + integration tests against real parts (installs them first)

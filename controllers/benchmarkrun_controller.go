@@ -28,34 +28,13 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
-
-// Reasons of BenchmarkRun conditions.
-const (
-	ReasonIndexNotFound    = "IndexNotFound"
-	ReasonQueued           = "Queued"
-	ReasonBenchmarking     = "Benchmarking"
-	ReasonBenchmarkFailed  = "BenchmarkFailed"
-	ReasonArgoNotInstalled = "ArgoNotInstalled"
-	ReasonNoResults        = "NoResults"
-	// ReasonIndexNotReady: the run waits until its VectorIndex is Ready, so it measures an
-	// index the operator owns and has converged.
-	ReasonIndexNotReady = "IndexNotReady"
-	// ReasonIndexNotEmpty: the index holds documents that are not the run's dataset.
-	ReasonIndexNotEmpty = "IndexNotEmpty"
-	// ReasonDatasetTooLarge: a Local run's dataset would not fit the operator's budget.
-	ReasonDatasetTooLarge = "DatasetTooLarge"
-	// ReasonInterrupted: a Local run was started maxLocalAttempts times without ending.
-	ReasonInterrupted = "Interrupted"
-	// ReasonRunnerNotAllowed: an Argo run asks for an image or service account the
-	// operator's allowlists do not hold.
-	ReasonRunnerNotAllowed = "RunnerNotAllowed"
-)
 
 // BenchmarkFinalizer holds a run until the index settings it changed are put back.
 const BenchmarkFinalizer = "vectorpilot.io/benchmark-settings"
@@ -108,37 +87,53 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	before := run.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(run.Annotations)
 	conditions.SetPaused(&run.Status.Conditions, run.Generation, paused)
-	var vi v1alpha1.VectorIndex
-	err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.IndexRef.Name}, &vi)
-	var result ctrl.Result
-	switch {
-	case paused:
-		// Nothing starts or resumes; a Local sweep already measuring in this process is
-		// not cut short (delete the run for that).
-	case apierrors.IsNotFound(err):
-		setRunState(&run, v1alpha1.BenchmarkPending, conditions.Progressing, ReasonIndexNotFound, "VectorIndex "+run.Spec.IndexRef.Name+" not found")
-		result = ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}
-	case err != nil:
-		return ctrl.Result{}, err
-	case run.Status.Phase != v1alpha1.BenchmarkRunning && !conditions.IsReady(vi.Status.Conditions):
-		setRunState(&run, v1alpha1.BenchmarkPending, conditions.Progressing, ReasonIndexNotReady, "waiting for VectorIndex "+vi.Name+" to be Ready: a run measures only an index the operator owns and has converged")
-		result = ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}
-	case run.Spec.Runner.Type == v1alpha1.RunnerArgo:
-		if result, err = r.runArgo(ctx, &run, &vi); err != nil {
-			return ctrl.Result{}, err
-		}
-	default:
-		if result, err = r.runLocal(ctx, &run, &vi); err != nil {
-			return ctrl.Result{}, err
-		}
+	var out steps.Outcome
+	if !paused {
+		// Paused: nothing starts or resumes; a Local sweep already measuring in this
+		// process is not cut short (delete the run for that).
+		out = steps.Run(ctx, &benchmarkScope{run: &run}, []steps.Step[*benchmarkScope]{
+			{Name: "resolve index", Run: r.resolveIndex},
+			{Name: "run", Run: r.runOn},
+		})
 	}
 	run.Status.ObservedGeneration = run.Generation
-	if !equality.Semantic.DeepEqual(before, &run.Status) {
-		if err := r.Status().Update(ctx, &run); err != nil {
-			return ctrl.Result{}, err
-		}
+	return steps.Finish(ctx, r.Client, &run, !equality.Semantic.DeepEqual(before, &run.Status), out, 0)
+}
+
+// benchmarkScope is one reconcile of a BenchmarkRun.
+type benchmarkScope struct {
+	run *v1alpha1.BenchmarkRun
+	vi  v1alpha1.VectorIndex
+}
+
+// resolveIndex finds the run's VectorIndex; the run waits Pending until it exists and, for
+// a run that has not started, until it is Ready.
+func (r *BenchmarkRunReconciler) resolveIndex(ctx context.Context, s *benchmarkScope) steps.Result {
+	run := s.run
+	err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.IndexRef.Name}, &s.vi)
+	switch {
+	case apierrors.IsNotFound(err):
+		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonIndexNotFound, "VectorIndex "+run.Spec.IndexRef.Name+" not found")
+		return steps.StopFor(r.Options.ClusterPollInterval)
+	case err != nil:
+		return steps.Done(err)
+	case run.Status.Phase != v1alpha1.BenchmarkRunning && !conditions.IsReady(s.vi.Status.Conditions):
+		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonIndexNotReady, "waiting for VectorIndex "+s.vi.Name+" to be Ready: a run measures only an index the operator owns and has converged")
+		return steps.StopFor(r.Options.ClusterPollInterval)
 	}
-	return result, nil
+	return steps.Continue()
+}
+
+// runOn starts or follows the run on its runner.
+func (r *BenchmarkRunReconciler) runOn(ctx context.Context, s *benchmarkScope) steps.Result {
+	var result ctrl.Result
+	var err error
+	if s.run.Spec.Runner.Type == v1alpha1.RunnerArgo {
+		result, err = r.runArgo(ctx, s.run, &s.vi)
+	} else {
+		result, err = r.runLocal(ctx, s.run, &s.vi)
+	}
+	return steps.Result{RequeueAfter: result.RequeueAfter, Err: err}
 }
 
 func finished(run *v1alpha1.BenchmarkRun) bool {
@@ -187,7 +182,7 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 				if err := os.PutSettings(ctx, vi.OpenSearchIndexName(), benchrun.RestoreBody(saved)); err != nil && !opensearch.IsNotFound(err) {
 					return err
 				}
-				r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "SettingsRestored", "Restore", "index %s: settings the run changed put back", vi.OpenSearchIndexName())
+				r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonSettingsRestored, "Restore", "index %s: settings the run changed put back", vi.OpenSearchIndexName())
 			case asConnectError(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound:
 			default:
 				return err
@@ -252,11 +247,11 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{}, nil
 	}
 	if holder, ok := r.busy[index]; ok && holder != key {
-		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, ReasonQueued, "waiting for BenchmarkRun "+holder.Name+" on the same index")
+		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonQueued, "waiting for BenchmarkRun "+holder.Name+" on the same index")
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	if run.Status.Attempts >= maxLocalAttempts {
-		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonInterrupted,
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonInterrupted,
 			fmt.Sprintf("the run was started %d times and interrupted each time (the operator restarted, perhaps killed for memory); not started again", run.Status.Attempts))
 		return ctrl.Result{}, nil
 	}
@@ -265,9 +260,9 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		err = w.FitsLocal(r.Options.LocalBenchmarkMaxBytes)
 	}
 	if err != nil {
-		reason := ReasonBenchmarkFailed
+		reason := v1alpha1.ReasonBenchmarkFailed
 		if errors.Is(err, benchrun.ErrTooLarge) {
-			reason = ReasonDatasetTooLarge
+			reason = v1alpha1.ReasonDatasetTooLarge
 		}
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, reason, err.Error())
 		return ctrl.Result{}, nil
@@ -280,7 +275,7 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	run.Status.StartTime = &now
 	run.Status.CompletionTime = nil
 	run.Status.Attempts++
-	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, ReasonBenchmarking,
+	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, v1alpha1.ReasonBenchmarking,
 		fmt.Sprintf("measuring %d slice settings × %d client levels on index %s (attempt %d of %d)", len(run.Spec.SliceCounts), len(run.Spec.Clients), w.Index, run.Status.Attempts, maxLocalAttempts))
 	// The attempt is on record before any work starts, so a crash during it counts.
 	if err := r.Status().Update(ctx, run); err != nil {
@@ -305,9 +300,9 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 			var notEmpty *benchrun.NotEmptyError
 			switch {
 			case errors.As(err, &notEmpty):
-				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonIndexNotEmpty, err.Error())
+				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonIndexNotEmpty, err.Error())
 			case err != nil:
-				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonBenchmarkFailed, err.Error())
+				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonBenchmarkFailed, err.Error())
 			default:
 				setRunState(done, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
 					fmt.Sprintf("%d cells measured by %s", len(done.Status.Results), res.Engine))
@@ -393,17 +388,17 @@ func (r *BenchmarkRunReconciler) cleanUp(ctx context.Context, run *v1alpha1.Benc
 // Workflow succeeded and its reporter step has posted the results.
 func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (ctrl.Result, error) {
 	if !r.Argo {
-		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonArgoNotInstalled,
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonArgoNotInstalled,
 			"the Argo runner needs Argo Workflows' CRDs, which the API server did not serve when the operator started")
 		return ctrl.Result{}, nil
 	}
 	if err := benchrun.RunnerAllowed(run.Spec.Runner, r.Options.BenchmarkImages, r.Options.BenchmarkServiceAccounts); err != nil {
-		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonRunnerNotAllowed, err.Error())
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonRunnerNotAllowed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	w, err := benchrun.Resolve(run, vi)
 	if err != nil {
-		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonBenchmarkFailed, err.Error())
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonBenchmarkFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	var sc v1alpha1.SearchCluster
@@ -428,7 +423,7 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 		if err := r.Create(ctx, &wf); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
-		r.Recorder.Eventf(run, &wf, corev1.EventTypeNormal, "WorkflowCreated", "Submit", "Workflow %s from WorkflowTemplate %s", name, run.Spec.Runner.WorkflowTemplateRef.Name)
+		r.Recorder.Eventf(run, &wf, corev1.EventTypeNormal, v1alpha1.ReasonWorkflowCreated, "Submit", "Workflow %s from WorkflowTemplate %s", name, run.Spec.Runner.WorkflowTemplateRef.Name)
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -440,17 +435,17 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	switch wf.Status.Phase {
 	case wfv1.WorkflowSucceeded:
 		if len(run.Status.Results) == 0 {
-			setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonNoResults, "Workflow "+name+" succeeded but its reporter posted no results")
+			setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonNoResults, "Workflow "+name+" succeeded but its reporter posted no results")
 			return ctrl.Result{}, nil
 		}
 		setRunState(run, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
 			fmt.Sprintf("%d cells measured by %s in Workflow %s", len(run.Status.Results), run.Status.Engine, name))
 		return ctrl.Result{}, nil
 	case wfv1.WorkflowFailed, wfv1.WorkflowError:
-		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, ReasonBenchmarkFailed, fmt.Sprintf("Workflow %s %s: %s", name, wf.Status.Phase, wf.Status.Message))
+		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonBenchmarkFailed, fmt.Sprintf("Workflow %s %s: %s", name, wf.Status.Phase, wf.Status.Message))
 		return ctrl.Result{}, nil
 	}
-	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, ReasonBenchmarking, fmt.Sprintf("Workflow %s is %s", name, phaseOrPending(wf.Status.Phase)))
+	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, v1alpha1.ReasonBenchmarking, fmt.Sprintf("Workflow %s is %s", name, phaseOrPending(wf.Status.Phase)))
 	return ctrl.Result{}, nil
 }
 

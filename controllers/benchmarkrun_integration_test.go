@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -128,7 +127,7 @@ func TestArgoBenchmarkRun(t *testing.T) {
 		runner.Type, runner.WorkflowTemplateRef = v1alpha1.RunnerArgo, &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}
 		refused.Spec.Runner = runner
 		e.create(refused)
-		e.waitCondition(refused, func() []metav1.Condition { return refused.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, controllers.ReasonRunnerNotAllowed, 30*time.Second)
+		e.waitCondition(refused, func() []metav1.Condition { return refused.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonRunnerNotAllowed, 30*time.Second)
 		var wfs wfv1.WorkflowList
 		if err := e.k8s.List(e.ctx, &wfs, client.InNamespace(e.ns)); err != nil || len(wfs.Items) != 0 {
 			t.Errorf("a refused run made a Workflow: %d %v", len(wfs.Items), err)

@@ -456,8 +456,8 @@ func TestBenchmarkLeavesForeignDocumentsAndSettingsAsTheyWere(t *testing.T) {
 	refused := localRun(e, "refused", vi.Name, time.Second)
 	e.create(refused)
 	e.waitRunPhase(refused, v1alpha1.BenchmarkFailed, 60*time.Second)
-	if c := meta.FindStatusCondition(refused.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != controllers.ReasonIndexNotEmpty {
-		t.Errorf("a run into an index with foreign documents: %+v, want Degraded/%s", c, controllers.ReasonIndexNotEmpty)
+	if c := meta.FindStatusCondition(refused.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != v1alpha1.ReasonIndexNotEmpty {
+		t.Errorf("a run into an index with foreign documents: %+v, want Degraded/%s", c, v1alpha1.ReasonIndexNotEmpty)
 	}
 	if got := foreignDocuments(t, url, vi.Spec.IndexName); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("foreign documents changed by a refused run: %d now, %d before", len(got), len(want))
@@ -522,8 +522,8 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 	large.Spec.Workload.Dataset.Generated.Count = 200000
 	e.create(large)
 	e.waitRunPhase(large, v1alpha1.BenchmarkFailed, 30*time.Second)
-	if c := meta.FindStatusCondition(large.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != controllers.ReasonDatasetTooLarge {
-		t.Errorf("200000 × 1024 floats: %+v, want %s", c, controllers.ReasonDatasetTooLarge)
+	if c := meta.FindStatusCondition(large.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != v1alpha1.ReasonDatasetTooLarge {
+		t.Errorf("200000 × 1024 floats: %+v, want %s", c, v1alpha1.ReasonDatasetTooLarge)
 	}
 
 	// Created before its index exists, so the test can record three interrupted attempts.
@@ -541,8 +541,8 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 	later := luceneIndex(e, "later")
 	e.create(later)
 	e.waitRunPhase(crashy, v1alpha1.BenchmarkFailed, 60*time.Second)
-	if c := meta.FindStatusCondition(crashy.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != controllers.ReasonInterrupted {
-		t.Errorf("a run interrupted 3 times: %+v, want %s", c, controllers.ReasonInterrupted)
+	if c := meta.FindStatusCondition(crashy.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != v1alpha1.ReasonInterrupted {
+		t.Errorf("a run interrupted 3 times: %+v, want %s", c, v1alpha1.ReasonInterrupted)
 	}
 
 	// An index in Conflict is not Ready: the run waits and never touches it.
@@ -555,7 +555,7 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 	e.waitCondition(taken, func() []metav1.Condition { return taken.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonConflict, 30*time.Second)
 	waits := localRun(e, "waits", taken.Name, time.Second)
 	e.create(waits)
-	e.waitCondition(waits, func() []metav1.Condition { return waits.Status.Conditions }, v1alpha1.ConditionProgressing, metav1.ConditionTrue, controllers.ReasonIndexNotReady, 30*time.Second)
+	e.waitCondition(waits, func() []metav1.Condition { return waits.Status.Conditions }, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonIndexNotReady, 30*time.Second)
 	if st, err := os.Stats(t.Context(), taken.Spec.IndexName); err != nil || st.DocsCount != 0 {
 		t.Errorf("the foreign index was written to: %+v %v", st, err)
 	}

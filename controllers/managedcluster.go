@@ -28,6 +28,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
@@ -85,39 +86,54 @@ type poolObservation struct {
 	cpu map[string]string
 }
 
-// reconcileManaged runs a managed cluster: record the bootstrap configuration, apply the
-// objects, observe the pods, probe OpenSearch, restart what is outdated, set conditions.
-// busy says pods are starting or rolling; err is retried on the backoff.
-func (r *SearchClusterReconciler) reconcileManaged(ctx context.Context, sc *v1alpha1.SearchCluster) (busy bool, err error) {
-	failed := func(err error) (bool, error) {
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, ReasonApplyFailed, err.Error())
-		return false, err
-	}
-	if err := r.recordBootstrap(ctx, sc); err != nil {
-		return false, err
-	}
-	sets, err := r.applyObjects(ctx, sc)
-	if err != nil {
-		return failed(err)
-	}
-	obs, err := r.observePools(ctx, sc, sets)
-	if err != nil {
-		return false, err
-	}
-	probe := r.probe(ctx, sc)
-	r.observeVariants(ctx, sc, obs)
-	plan, err := r.rollOut(ctx, sc, obs)
-	if err != nil {
-		return false, err
-	}
-	setManagedConditions(sc, obs, plan, probe)
-	busy = obs.ready < obs.desired || plan.Pending > 0 || !obs.settled || sc.Status.AllocationRestricted
-	return busy, probe.retry
+// managedRun is one reconcile of a managed cluster: what each step found, for the next.
+type managedRun struct {
+	sc    *v1alpha1.SearchCluster
+	sets  map[string]*appsv1.StatefulSet
+	obs   poolObservation
+	probe probeResult
+	plan  rollout.Plan
 }
 
-// ReasonApplyFailed: the API server refused an object the operator built for a managed
-// cluster; the message is its answer.
-const ReasonApplyFailed = "ApplyFailed"
+// managedSteps run a managed cluster: fix the bootstrap configuration, apply the objects,
+// observe the pods, probe OpenSearch and read what its nodes run, restart what is outdated,
+// set the conditions. While pods start or roll it looks again within seconds.
+func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
+	return []steps.Step[*managedRun]{
+		steps.Fallible("record bootstrap", func(ctx context.Context, m *managedRun) error { return r.recordBootstrap(ctx, m.sc) }),
+		steps.Fallible("apply objects", func(ctx context.Context, m *managedRun) (err error) {
+			if m.sets, err = r.applyObjects(ctx, m.sc); err != nil {
+				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, v1alpha1.ReasonApplyFailed, err.Error())
+			}
+			return err
+		}),
+		steps.Fallible("observe pools", func(ctx context.Context, m *managedRun) (err error) {
+			m.obs, err = r.observePools(ctx, m.sc, m.sets)
+			return err
+		}),
+		{Name: "probe", Run: func(ctx context.Context, m *managedRun) steps.Result {
+			m.probe = r.probe(ctx, m.sc) // its retry waits until the rollout step has run
+			return steps.Continue()
+		}},
+		{Name: "observe variants", Run: func(ctx context.Context, m *managedRun) steps.Result {
+			r.observeVariants(ctx, m.sc, m.obs)
+			return steps.Continue()
+		}},
+		steps.Fallible("roll out", func(ctx context.Context, m *managedRun) (err error) {
+			m.plan, err = r.rollOut(ctx, m.sc, m.obs)
+			return err
+		}),
+		{Name: "set conditions", Run: func(_ context.Context, m *managedRun) steps.Result {
+			setManagedConditions(m.sc, m.obs, m.plan, m.probe)
+			if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || m.sc.Status.AllocationRestricted {
+				// Pods starting or rolling: pod events wake the reconcile too, but
+				// OpenSearch health changes do not.
+				return steps.After(r.Options.RolloutPollInterval)
+			}
+			return steps.Done(m.probe.retry)
+		}},
+	}
+}
 
 // recordBootstrap fixes cluster.initial_cluster_manager_nodes in status before any pod
 // exists, so the configuration never changes with later scaling.
@@ -345,7 +361,7 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 		// until it succeeds, rollout or not; its health holds restarts meanwhile.
 		if err := r.allowAllocation(ctx, sc); err != nil {
 			logf.FromContext(ctx).Info("could not lift the shard allocation restriction yet", "error", err.Error())
-			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, "AllocationNotRestored", "Restart", "could not lift cluster.routing.allocation.enable=primaries yet (retrying): %v", err)
+			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonAllocationNotRestored, "Restart", "could not lift cluster.routing.allocation.enable=primaries yet (retrying): %v", err)
 		} else {
 			sc.Status.AllocationRestricted = false
 		}
@@ -380,16 +396,11 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 		if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return plan, err
 		}
-		r.Recorder.Eventf(sc, pod, corev1.EventTypeNormal, "RollingRestart", "Restart", "Restarting %s onto the new configuration", name)
+		r.Recorder.Eventf(sc, pod, corev1.EventTypeNormal, v1alpha1.ReasonRollingRestart, "Restart", "Restarting %s onto the new configuration", name)
 	}
 	sc.Status.Rollout = &v1alpha1.RolloutStatus{PendingPods: int32(plan.Pending), BlockedBy: plan.BlockedBy, Message: plan.Reason}
 	return plan, nil
 }
-
-// allocationSetting is what a rolling restart sets to primaries while a node is down, as
-// the OpenSearch rolling-restart procedure says: the cluster does not start copying the
-// node's replicas elsewhere for a restart of a minute.
-const allocationSetting = "cluster.routing.allocation.enable"
 
 func restartsReadyPod(plan rollout.Plan, pods []rollout.Pod) bool {
 	for _, p := range pods {
@@ -410,7 +421,7 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 	// Marked before the call: a restriction that took effect but whose answer was lost is
 	// still lifted later.
 	sc.Status.AllocationRestricted = true
-	if err := os.PutPersistentClusterSettings(ctx, map[string]any{allocationSetting: "primaries"}); err != nil {
+	if err := os.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: "primaries"}); err != nil {
 		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
 	}
 	if err := os.Flush(ctx); err != nil {
@@ -426,11 +437,11 @@ func (r *SearchClusterReconciler) allowAllocation(ctx context.Context, sc *v1alp
 	if err != nil {
 		return err
 	}
-	v, err := os.PersistentClusterSetting(ctx, allocationSetting)
+	v, err := os.PersistentClusterSetting(ctx, rollout.AllocationSetting)
 	if err != nil || v != "primaries" {
 		return err
 	}
-	return os.PutPersistentClusterSettings(ctx, map[string]any{allocationSetting: nil})
+	return os.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil})
 }
 
 func (r *SearchClusterReconciler) health() HealthSource {

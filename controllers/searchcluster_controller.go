@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,18 +12,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
-	"time"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters,verbs=get;list;watch
@@ -50,9 +52,6 @@ type SearchClusterReconciler struct {
 // KNNPluginName is the k-NN plugin's component name in _cat/plugins.
 const KNNPluginName = "opensearch-knn"
 
-// ReasonKNNPluginMissing: the cluster answers but no node has the k-NN plugin.
-const ReasonKNNPluginMissing = "KNNPluginMissing"
-
 // Reconcile makes a managed cluster's objects match its spec, probes the cluster and
 // records what it found; it runs again every poll interval, and within seconds while pods
 // start or roll.
@@ -67,41 +66,37 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	before := sc.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(sc.Annotations)
 	conditions.SetPaused(&sc.Status.Conditions, sc.Generation, paused)
-	var busy bool
-	var retry error
+	var out steps.Outcome
 	switch {
 	case paused:
 		// No object applied, no pod restarted, no cluster setting written; the probe's
 		// reads are skipped too, so status keeps what it last saw.
 	case sc.Spec.Managed != nil:
-		busy, retry = r.reconcileManaged(ctx, &sc)
+		out = steps.Run(ctx, &managedRun{sc: &sc}, r.managedSteps())
 	default:
-		sc.Status.Endpoint = sc.Spec.External.Endpoint
-		probe := r.probe(ctx, &sc)
-		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
-		retry = probe.retry
+		out = steps.Run(ctx, &sc, []steps.Step[*v1alpha1.SearchCluster]{{Name: "probe", Run: r.probeExternal}})
 	}
 	sc.Status.ObservedGeneration = sc.Generation
-	if !equality.Semantic.DeepEqual(before, &sc.Status) {
-		if err := r.Status().Update(ctx, &sc); err != nil {
-			return ctrl.Result{}, err
-		}
-		if !conditions.IsReady(before.Conditions) && conditions.IsReady(sc.Status.Conditions) {
-			r.Recorder.Eventf(&sc, nil, "Normal", "Reachable", "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
-			if sc.Spec.External != nil && sc.Spec.External.InsecureSkipVerify {
-				r.Recorder.Eventf(&sc, nil, "Warning", "InsecureSkipVerify", "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Spec.External.Endpoint)
-			}
+	changed := !equality.Semantic.DeepEqual(before, &sc.Status)
+	if requeue, err := steps.WriteStatus(ctx, r.Client, &sc, changed); requeue != nil || err != nil {
+		return ptr.Deref(requeue, ctrl.Result{}), err
+	}
+	if changed && !conditions.IsReady(before.Conditions) && conditions.IsReady(sc.Status.Conditions) {
+		r.Recorder.Eventf(&sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonReachable, "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
+		if sc.Spec.External != nil && sc.Spec.External.InsecureSkipVerify {
+			r.Recorder.Eventf(&sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonInsecureSkipVerify, "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Spec.External.Endpoint)
 		}
 	}
-	switch {
-	case busy:
-		// Pods starting or rolling: pod events wake the reconcile too, but OpenSearch health
-		// changes do not.
-		return ctrl.Result{RequeueAfter: r.Options.RolloutPollInterval}, nil
-	case retry != nil:
-		return ctrl.Result{}, retry
-	}
-	return ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}, nil
+	return out.Answer(r.Options.ClusterPollInterval)
+}
+
+// probeExternal reads an external cluster into status; a transient failure is retried on
+// the backoff.
+func (r *SearchClusterReconciler) probeExternal(ctx context.Context, sc *v1alpha1.SearchCluster) steps.Result {
+	sc.Status.Endpoint = sc.Spec.External.Endpoint
+	probe := r.probe(ctx, sc)
+	conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
+	return steps.Done(probe.retry)
 }
 
 // probeResult is what probing OpenSearch found, as a condition state; retry is set when
@@ -138,9 +133,9 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	sc.Status.Version, sc.Status.Health, sc.Status.Nodes, sc.Status.KNNPluginVersion = info.Version, info.Health, int32(info.Nodes), knn
 	switch {
 	case knn == "":
-		return probeResult{state: conditions.Degraded, reason: ReasonKNNPluginMissing, message: "no node of the cluster has the k-NN plugin"}
+		return probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonKNNPluginMissing, message: "no node of the cluster has the k-NN plugin"}
 	case info.Health == "red":
-		return probeResult{state: conditions.Degraded, reason: "ClusterRed", message: "cluster health is red: some primary shards are unassigned"}
+		return probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonClusterRed, message: "cluster health is red: some primary shards are unassigned"}
 	}
 	return probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled,
 		message: fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health)}

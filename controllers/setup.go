@@ -1,5 +1,10 @@
-// Package controllers holds one reconciler per kind. Each reconcile is a short list of
-// named, idempotent steps; the logic they call lives in internal/.
+// Package controllers holds one reconciler per kind. Every reconcile has one shape
+// (internal/steps): read the object, handle deletion and the finalizer, run a list of
+// named, idempotent steps over a per-reconcile scope (each returns a steps.Result: go on,
+// stop here, come back in N, or fail), then write the status once (a conflict is a quiet
+// requeue) and answer with the first error or the lowest requeue. The managed half of
+// SearchCluster is its own step list (managedSteps). The logic the steps call lives in
+// internal/.
 package controllers
 
 import (

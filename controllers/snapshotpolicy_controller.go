@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies,verbs=get;list;watch
@@ -57,18 +60,44 @@ func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	before := p.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(p.Annotations)
 	conditions.SetPaused(&p.Status.Conditions, p.Generation, paused)
-	var result ctrl.Result
-	var err error
+	var out steps.Outcome
 	if !paused {
-		result, err = r.run(ctx, &p)
+		out = steps.Run(ctx, &policyRun{p: &p, now: r.now()}, []steps.Step[*policyRun]{
+			{Name: "parse schedule", Run: r.parseSchedule},
+			{Name: "resolve cluster", Run: r.resolveCluster},
+			{Name: "register repository", Run: r.registerRepository},
+			steps.Fallible("list snapshots", r.listSnapshots),
+			{Name: "take due snapshot", Run: r.takeDueSnapshot},
+			steps.Fallible("apply retention", func(ctx context.Context, run *policyRun) error {
+				return r.applyRetention(ctx, run.p, run.snapshots, run.now)
+			}),
+			{Name: "record", Run: r.record},
+		})
 	}
 	p.Status.ObservedGeneration = p.Generation
-	if !equality.Semantic.DeepEqual(before, &p.Status) {
-		if uerr := r.Status().Update(ctx, &p); uerr != nil {
-			return ctrl.Result{}, uerr
-		}
+	return steps.Finish(ctx, r.Client, &p, !equality.Semantic.DeepEqual(before, &p.Status), out, 0)
+}
+
+// policyRun is one reconcile of a SnapshotPolicy.
+type policyRun struct {
+	p         *v1alpha1.SnapshotPolicy
+	now       time.Time
+	schedule  cron.Schedule
+	os        *opensearch.Client
+	snapshots []v1alpha1.VectorSnapshot
+	// next is the next scheduled time after the last one taken.
+	next time.Time
+}
+
+// degraded records a failure: one that may pass is retried on the backoff, one that needs
+// a person is looked at again after the longest backoff.
+func (r *SnapshotPolicyReconciler) degraded(p *v1alpha1.SnapshotPolicy, err error) steps.Result {
+	f := classify(err)
+	conditions.Set(&p.Status.Conditions, p.Generation, conditions.Degraded, f.reason, f.message)
+	if f.transient {
+		return steps.Done(err)
 	}
-	return result, err
+	return steps.StopFor(r.Options.MaxRetryDelay)
 }
 
 func (r *SnapshotPolicyReconciler) now() time.Time {
@@ -78,55 +107,68 @@ func (r *SnapshotPolicyReconciler) now() time.Time {
 	return time.Now()
 }
 
-func (r *SnapshotPolicyReconciler) run(ctx context.Context, p *v1alpha1.SnapshotPolicy) (ctrl.Result, error) {
-	degraded := func(err error) (ctrl.Result, error) {
+func (r *SnapshotPolicyReconciler) parseSchedule(_ context.Context, run *policyRun) steps.Result {
+	var err error
+	if run.schedule, err = parseSchedule(run.p.Spec.Schedule, run.p.Spec.TimeZone); err != nil {
+		return r.degraded(run.p, &reasonError{reason: v1alpha1.ReasonInvalidSchedule, message: err.Error()})
+	}
+	return steps.Continue()
+}
+
+func (r *SnapshotPolicyReconciler) resolveCluster(ctx context.Context, run *policyRun) steps.Result {
+	var err error
+	if run.os, err = clusterClient(ctx, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name); err != nil {
+		return r.degraded(run.p, err)
+	}
+	return steps.Continue()
+}
+
+// registerRepository registers the repository when the spec changed or the last attempt
+// failed, not on every reconcile: registering verifies it (OpenSearch writes a test blob).
+func (r *SnapshotPolicyReconciler) registerRepository(ctx context.Context, run *policyRun) steps.Result {
+	p := run.p
+	if p.Status.ObservedGeneration == p.Generation && conditions.IsReady(p.Status.Conditions) {
+		return steps.Continue()
+	}
+	typ, settings := repositorySettings(p.Spec.Repository)
+	if err := run.os.PutRepository(ctx, p.Spec.Repository.Name, typ, settings); err != nil {
 		f := classify(err)
-		conditions.Set(&p.Status.Conditions, p.Generation, conditions.Degraded, f.reason, f.message)
-		if f.transient {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
+		return r.degraded(p, &reasonError{reason: v1alpha1.ReasonRepositoryError, message: "registering repository " + p.Spec.Repository.Name + ": " + f.message, transient: true})
 	}
-	schedule, err := parseSchedule(p.Spec.Schedule, p.Spec.TimeZone)
-	if err != nil {
-		return degraded(&reasonError{reason: "InvalidSchedule", message: err.Error()})
-	}
-	os, err := clusterClient(ctx, r.Client, r.Resolver, p.Namespace, p.Spec.ClusterRef.Name)
-	if err != nil {
-		return degraded(err)
-	}
-	// Registering verifies the repository (OpenSearch writes a test blob), so it is done
-	// when the spec changes or the last attempt failed, not on every reconcile.
-	if p.Status.ObservedGeneration != p.Generation || !conditions.IsReady(p.Status.Conditions) {
-		typ, settings := repositorySettings(p.Spec.Repository)
-		if err := os.PutRepository(ctx, p.Spec.Repository.Name, typ, settings); err != nil {
-			f := classify(err)
-			return degraded(&reasonError{reason: "RepositoryError", message: "registering repository " + p.Spec.Repository.Name + ": " + f.message, transient: true})
-		}
-	}
-	snapshots, err := r.policySnapshots(ctx, p)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	now := r.now()
+	return steps.Continue()
+}
+
+func (r *SnapshotPolicyReconciler) listSnapshots(ctx context.Context, run *policyRun) (err error) {
+	run.snapshots, err = r.policySnapshots(ctx, run.p)
+	return err
+}
+
+// takeDueSnapshot takes the latest due slot's snapshot, unless suspended.
+func (r *SnapshotPolicyReconciler) takeDueSnapshot(ctx context.Context, run *policyRun) steps.Result {
+	p := run.p
 	last := p.CreationTimestamp.Time
 	if p.Status.LastScheduleTime != nil {
 		last = p.Status.LastScheduleTime.Time
 	}
-	next := schedule.Next(last)
-	if !p.Spec.Suspend && !now.Before(next) {
-		slot := latestSlot(schedule, next, now)
-		if err := r.takeSnapshot(ctx, p, slot); err != nil {
-			return degraded(err)
-		}
-		t := metav1.NewTime(slot)
-		p.Status.LastScheduleTime = &t
-		next = schedule.Next(slot)
+	run.next = run.schedule.Next(last)
+	if p.Spec.Suspend || run.now.Before(run.next) {
+		return steps.Continue()
 	}
-	if err := r.applyRetention(ctx, p, snapshots, now); err != nil {
-		return ctrl.Result{}, err
+	slot := latestSlot(run.schedule, run.next, run.now)
+	if err := r.takeSnapshot(ctx, p, slot); err != nil {
+		return r.degraded(p, err)
 	}
-	for _, s := range snapshots {
+	t := metav1.NewTime(slot)
+	p.Status.LastScheduleTime = &t
+	run.next = run.schedule.Next(slot)
+	return steps.Continue()
+}
+
+// record writes the last success, the schedule and the metrics, and wakes at the next
+// run — meanwhile often enough to see snapshots finish for retention.
+func (r *SnapshotPolicyReconciler) record(_ context.Context, run *policyRun) steps.Result {
+	p, next := run.p, run.next
+	for _, s := range run.snapshots {
 		if s.Status.Phase == v1alpha1.SnapshotSucceeded && s.Status.CompletionTime != nil &&
 			(p.Status.LastSuccessfulTime == nil || !s.Status.CompletionTime.Before(p.Status.LastSuccessfulTime)) {
 			p.Status.LastSuccessfulTime = s.Status.CompletionTime
@@ -134,14 +176,13 @@ func (r *SnapshotPolicyReconciler) run(ctx context.Context, p *v1alpha1.Snapshot
 			metrics.SnapshotDuration.WithLabelValues(p.Namespace, p.Name).Set(float64(s.Status.DurationMillis) / 1000)
 		}
 	}
-	metrics.SnapshotInterval.WithLabelValues(p.Namespace, p.Name).Set(schedule.Next(next).Sub(next).Seconds())
+	metrics.SnapshotInterval.WithLabelValues(p.Namespace, p.Name).Set(run.schedule.Next(next).Sub(next).Seconds())
 	metrics.SnapshotFailures.WithLabelValues(p.Namespace, p.Name).Add(0)
 	n := metav1.NewTime(next)
 	p.Status.NextScheduleTime = &n
 	conditions.Set(&p.Status.Conditions, p.Generation, conditions.Ready, v1alpha1.ReasonReconciled,
 		fmt.Sprintf("repository %s registered; next snapshot %s", p.Spec.Repository.Name, next.UTC().Format(time.RFC3339)))
-	// Wake at the next run, and meanwhile often enough to see snapshots finish for retention.
-	return ctrl.Result{RequeueAfter: min(time.Until(next)+time.Second, r.Options.IndexResyncInterval)}, nil
+	return steps.After(min(time.Until(next)+time.Second, r.Options.IndexResyncInterval))
 }
 
 // latestSlot is the newest scheduled time at or before now, starting from the first due
@@ -191,7 +232,7 @@ func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1
 	if p.Spec.IndexSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(p.Spec.IndexSelector)
 		if err != nil {
-			return &reasonError{reason: "InvalidSelector", message: "spec.indexSelector: " + err.Error()}
+			return &reasonError{reason: v1alpha1.ReasonInvalidSelector, message: "spec.indexSelector: " + err.Error()}
 		}
 		selector = s
 	}
@@ -206,7 +247,7 @@ func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1
 		}
 	}
 	if len(names) == 0 {
-		return &reasonError{reason: "NoIndexes", message: "the policy selects no VectorIndex on cluster " + p.Spec.ClusterRef.Name, transient: false}
+		return &reasonError{reason: v1alpha1.ReasonNoIndexes, message: "the policy selects no VectorIndex on cluster " + p.Spec.ClusterRef.Name, transient: false}
 	}
 	sort.Strings(names)
 	vs := &v1alpha1.VectorSnapshot{
@@ -225,7 +266,7 @@ func (r *SnapshotPolicyReconciler) takeSnapshot(ctx context.Context, p *v1alpha1
 	} else if err != nil {
 		return err
 	}
-	r.Recorder.Eventf(p, nil, "Normal", "SnapshotScheduled", "Schedule", "created VectorSnapshot %s of %d indexes", vs.Name, len(names))
+	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotScheduled, "Schedule", "created VectorSnapshot %s of %d indexes", vs.Name, len(names))
 	return nil
 }
 
@@ -270,7 +311,7 @@ func (r *SnapshotPolicyReconciler) applyRetention(ctx context.Context, p *v1alph
 		if err := r.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		r.Recorder.Eventf(p, nil, "Normal", "SnapshotPruned", "Retention", "deleted VectorSnapshot %s (%s)", prune[i].Name, prune[i].Status.Phase)
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotPruned, "Retention", "deleted VectorSnapshot %s (%s)", prune[i].Name, prune[i].Status.Phase)
 	}
 	return nil
 }

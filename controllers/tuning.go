@@ -97,7 +97,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		if current == d.SliceCount {
 			change = fmt.Sprintf("slice setting %d (already applied)", current)
 		}
-		r.Recorder.Eventf(vi, nil, "Normal", "Tuned", "Tune", "%s at %.2f clients (%s): %s", change, params.Clients, liveRate(st.LiveQueriesPerSecond), d.Reason)
+		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonTuned, "Tune", "%s at %.2f clients (%s): %s", change, params.Clients, liveRate(st.LiveQueriesPerSecond), d.Reason)
 	}
 	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(current, d.SliceCount)).Inc()
 	vi.Status.Tuning = st

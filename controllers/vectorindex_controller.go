@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices,verbs=get;list;watch;update;patch
@@ -77,12 +79,6 @@ type indexRun struct {
 	benchmarking bool
 }
 
-// step is one named part of a reconcile. It returns an error when the next step cannot run.
-type step struct {
-	name string
-	run  func(context.Context, *indexRun) error
-}
-
 // Reconcile makes one VectorIndex true in OpenSearch. Each step is idempotent and stops
 // the list with an error when the next cannot run yet; the error decides the conditions.
 func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -98,14 +94,12 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 	}
-	if v1alpha1.IsPaused(vi.Annotations) {
+	before := vi.Status.DeepCopy()
+	paused := v1alpha1.IsPaused(vi.Annotations)
+	conditions.SetPaused(&vi.Status.Conditions, vi.Generation, paused)
+	if paused {
 		// Nothing is written to OpenSearch; removing the annotation wakes the object.
-		before := vi.Status.DeepCopy()
-		conditions.SetPaused(&vi.Status.Conditions, vi.Generation, true)
-		if equality.Semantic.DeepEqual(before, &vi.Status) {
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, r.Status().Update(ctx, &vi)
+		return steps.Finish(ctx, r.Client, &vi, !equality.Semantic.DeepEqual(before, &vi.Status), steps.Outcome{}, 0)
 	}
 	run := &indexRun{
 		vi:           &vi,
@@ -113,42 +107,26 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		owner:        indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)},
 		benchmarking: r.benchmarking(ctx, &vi),
 	}
-	before := vi.Status.DeepCopy()
-	conditions.SetPaused(&vi.Status.Conditions, vi.Generation, false)
-	steps := []step{
-		{"resolve cluster", r.resolveCluster},     // SearchCluster → client
-		{"ensure index", r.ensureIndex},           // create, adopt, or Degraded/Conflict
-		{"tune", r.tune},                          // Auto: benchmark + live load → slice count
-		{"converge settings", r.convergeSettings}, // dynamic settings only; diff → one PUT
-		{"add fields", r.addFields},               // new vector and extra fields
-		{"observe", r.observe},                    // health, docs, segments → status
-	}
-	var stepErr error
-	for _, s := range steps {
-		if stepErr = s.run(ctx, run); stepErr != nil {
-			logf.FromContext(ctx).V(1).Info("step stopped the reconcile", "step", s.name, "error", stepErr.Error())
-			break
-		}
-	}
-	redFor, retry := r.recordOutcome(run, stepErr)
+	out := steps.Run(ctx, run, []steps.Step[*indexRun]{
+		steps.Fallible("resolve cluster", r.resolveCluster),     // SearchCluster → client
+		steps.Fallible("ensure index", r.ensureIndex),           // create, adopt, or Degraded/Conflict
+		steps.Fallible("tune", r.tune),                          // Auto: benchmark + live load → slice count
+		steps.Fallible("converge settings", r.convergeSettings), // dynamic settings only; diff → one PUT
+		steps.Fallible("add fields", r.addFields),               // new vector and extra fields
+		steps.Fallible("observe", r.observe),                    // health, docs, segments → status
+	})
+	redFor, retry := r.recordOutcome(run, out.Err)
 	recordReadiness(&vi)
 	vi.Status.ObservedGeneration = vi.Generation
-	if !equality.Semantic.DeepEqual(before, &vi.Status) {
-		if err := r.Status().Update(ctx, &vi); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if retry != nil {
-		return ctrl.Result{}, retry
-	}
-	if redFor > 0 {
-		return ctrl.Result{RequeueAfter: redBackoff(redFor, r.Options.IndexResyncInterval)}, nil
-	}
-	if run.progressing != "" {
+	out.Err = retry
+	switch {
+	case redFor > 0:
+		out.RequeueAfter = redBackoff(redFor, r.Options.IndexResyncInterval)
+	case run.progressing != "":
 		// Shards are starting: look again soon rather than at the next resync.
-		return ctrl.Result{RequeueAfter: min(progressPollInterval, r.Options.IndexResyncInterval)}, nil
+		out.RequeueAfter = min(progressPollInterval, r.Options.IndexResyncInterval)
 	}
-	return ctrl.Result{RequeueAfter: r.Options.IndexResyncInterval}, nil
+	return steps.Finish(ctx, r.Client, &vi, !equality.Semantic.DeepEqual(before, &vi.Status), out, r.Options.IndexResyncInterval)
 }
 
 // recordOutcome sets the conditions from the steps' outcome and returns how long the index
@@ -249,7 +227,7 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 		return &conflictError{msg: fmt.Sprintf("index %s is managed by VectorIndex %v; left untouched", run.name, live.Meta[indexspec.MetaOwner])}
 	}
 	if st.IndexUUID != "" && st.IndexUUID != live.UUID {
-		r.Recorder.Eventf(run.vi, nil, "Warning", "IndexReplaced", "Observe", "index %s was recreated outside the operator (uuid %s → %s)", run.name, st.IndexUUID, live.UUID)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexReplaced, "Observe", "index %s was recreated outside the operator (uuid %s → %s)", run.name, st.IndexUUID, live.UUID)
 	}
 	st.IndexUUID = live.UUID
 	run.live = live
@@ -265,13 +243,13 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 		if opensearch.ErrorType(err) == "resource_already_exists_exception" {
 			return fmt.Errorf("index %s appeared while being created; retrying: %w", run.name, err)
 		}
-		r.Recorder.Eventf(run.vi, nil, "Warning", "CreateFailed", "Create", "creating index %s: %v", run.name, err)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonCreateFailed, "Create", "creating index %s: %v", run.name, err)
 		return err
 	}
 	if run.vi.Status.IndexUUID != "" {
-		r.Recorder.Eventf(run.vi, nil, "Warning", "IndexRecreated", "Create", "index %s was deleted outside the operator and has been recreated empty", run.name)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexRecreated, "Create", "index %s was deleted outside the operator and has been recreated empty", run.name)
 	} else {
-		r.Recorder.Eventf(run.vi, nil, "Normal", "Created", "Create", "created index %s", run.name)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonCreated, "Create", "created index %s", run.name)
 	}
 	live, err := run.os.GetIndex(ctx, run.name)
 	if err != nil {
@@ -295,7 +273,7 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 	}
 	shards, err := run.os.SnapshotIndexShards(ctx, src.Repository, src.Snapshot, src.Index)
 	if opensearch.IsNotFound(err) {
-		return &reasonError{reason: "SnapshotIndexNotFound", message: fmt.Sprintf("snapshot %s/%s does not hold index %s: %v", src.Repository, src.Snapshot, src.Index, err)}
+		return &reasonError{reason: v1alpha1.ReasonSnapshotIndexNotFound, message: fmt.Sprintf("snapshot %s/%s does not hold index %s: %v", src.Repository, src.Snapshot, src.Index, err)}
 	}
 	if err != nil {
 		return err
@@ -308,7 +286,7 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 		return err
 	}
 	if err := run.os.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name); err != nil {
-		r.Recorder.Eventf(run.vi, nil, "Warning", "RestoreFailed", "Restore", "restoring %s from %s/%s: %v", src.Index, src.Repository, src.Snapshot, err)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonRestoreFailed, "Restore", "restoring %s from %s/%s: %v", src.Index, src.Repository, src.Snapshot, err)
 		return err
 	}
 	return r.takeRestored(ctx, run, src)
@@ -322,12 +300,12 @@ func (r *VectorIndexReconciler) restoreSource(ctx context.Context, run *indexRun
 		var vs v1alpha1.VectorSnapshot
 		if err := r.Get(ctx, types.NamespacedName{Namespace: run.vi.Namespace, Name: ref.Name}, &vs); err != nil {
 			if client.IgnoreNotFound(err) == nil {
-				return src, &reasonError{reason: "SnapshotNotFound", message: "VectorSnapshot " + ref.Name + " not found", transient: true}
+				return src, &reasonError{reason: v1alpha1.ReasonSnapshotNotFound, message: "VectorSnapshot " + ref.Name + " not found", transient: true}
 			}
 			return src, err
 		}
 		if vs.Status.Phase != v1alpha1.SnapshotSucceeded {
-			return src, &reasonError{reason: "SnapshotNotReady", message: fmt.Sprintf("VectorSnapshot %s is %s, not Succeeded", ref.Name, orPending(vs.Status.Phase)), transient: vs.Status.Phase != v1alpha1.SnapshotFailed}
+			return src, &reasonError{reason: v1alpha1.ReasonSnapshotNotReady, message: fmt.Sprintf("VectorSnapshot %s is %s, not Succeeded", ref.Name, orPending(vs.Status.Phase)), transient: vs.Status.Phase != v1alpha1.SnapshotFailed}
 		}
 		src.Repository, src.Snapshot = vs.Spec.Repository, vs.Status.SnapshotName
 		if src.Index == "" && len(vs.Status.Indices) == 1 {
@@ -369,7 +347,7 @@ func (r *VectorIndexReconciler) takeRestored(ctx context.Context, run *indexRun,
 	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(run.vi, nil, "Normal", "Restored", "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, src.Repository, src.Snapshot, src.Index)
+	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonRestored, "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, src.Repository, src.Snapshot, src.Index)
 	run.vi.Status.IndexUUID = live.UUID
 	run.live = live
 	run.progressing = "index " + run.name + " restoring from " + src.Repository + "/" + src.Snapshot
@@ -409,13 +387,13 @@ func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		msg := fmt.Sprintf("existing index %s does not match the spec and was left untouched: %s", run.name, strings.Join(problems, "; "))
-		r.Recorder.Eventf(run.vi, nil, "Warning", "Conflict", "Adopt", "%s", msg)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonConflict, "Adopt", "%s", msg)
 		return &conflictError{msg: msg}
 	}
 	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(run.vi, nil, "Normal", "Adopted", "Adopt", "adopted existing index %s", run.name)
+	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonAdopted, "Adopt", "adopted existing index %s", run.name)
 	return nil
 }
 
@@ -440,7 +418,7 @@ func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *index
 		run.live.Settings[k] = fmt.Sprint(v)
 	}
 	sort.Strings(keys)
-	r.Recorder.Eventf(run.vi, nil, "Normal", "SettingsUpdated", "Update", "index %s: %s", run.name, strings.Join(keys, ", "))
+	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonSettingsUpdated, "Update", "index %s: %s", run.name, strings.Join(keys, ", "))
 	return nil
 }
 
@@ -463,7 +441,7 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	r.Recorder.Eventf(run.vi, nil, "Normal", "FieldsAdded", "Update", "index %s: added fields %s", run.name, strings.Join(names, ", "))
+	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonFieldsAdded, "Update", "index %s: added fields %s", run.name, strings.Join(names, ", "))
 	return nil
 }
 
@@ -513,7 +491,7 @@ func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.Vecto
 	if v1alpha1.IsPaused(vi.Annotations) {
 		// The way out of a deletion that can never finish (cluster or repository gone for
 		// good): a paused object goes without any call to OpenSearch, and its index stays.
-		r.Recorder.Eventf(vi, nil, "Warning", "IndexRetained", "Delete", "paused: index %s left in place untouched, deletionPolicy %s not applied", run.name, vi.Spec.DeletionPolicy)
+		r.Recorder.Eventf(vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexRetained, "Delete", "paused: index %s left in place untouched, deletionPolicy %s not applied", run.name, vi.Spec.DeletionPolicy)
 	} else if err := r.applyDeletionPolicy(ctx, run); err != nil {
 		f := classify(err)
 		conditions.Set(&vi.Status.Conditions, vi.Generation, conditions.Degraded, f.reason, "deleting: "+f.message)
@@ -533,7 +511,7 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 	if errors.As(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound {
 		// The cluster object is gone (often: its namespace is being deleted); nothing can
 		// reach the index, so it is left where it is rather than blocking deletion forever.
-		r.Recorder.Eventf(run.vi, nil, "Warning", "IndexRetained", "Delete", "SearchCluster %s is gone; index %s left in place", run.vi.Spec.ClusterRef.Name, run.name)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexRetained, "Delete", "SearchCluster %s is gone; index %s left in place", run.vi.Spec.ClusterRef.Name, run.name)
 		return nil
 	}
 	if err != nil {
@@ -547,7 +525,7 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		return err
 	}
 	if owner, _ := live.Meta[indexspec.MetaUID].(string); owner != run.owner.UID {
-		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexRetained", "Delete", "index %s is not managed by this object; left in place", run.name)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s is not managed by this object; left in place", run.name)
 		return nil
 	}
 	switch run.vi.Spec.DeletionPolicy {
@@ -560,14 +538,14 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		if err := run.os.DeleteIndex(ctx, run.name); err != nil {
 			return err
 		}
-		r.Recorder.Eventf(run.vi, nil, "Normal", "IndexDeleted", "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexDeleted, "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
 		return nil
 	}
 	// Retain: release ownership so another VectorIndex can adopt the index later.
 	if err := run.os.PutMeta(ctx, run.name, map[string]any{}); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(run.vi, nil, "Normal", "IndexRetained", "Delete", "index %s retained (deletionPolicy Retain)", run.name)
+	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s retained (deletionPolicy Retain)", run.name)
 	return nil
 }
 
@@ -581,25 +559,25 @@ func (r *VectorIndexReconciler) finalSnapshot(ctx context.Context, run *indexRun
 	case opensearch.IsNotFound(err):
 		meta := map[string]any{"vectorpilot.io/final-snapshot-of": run.owner.String()}
 		if err := run.os.CreateSnapshot(ctx, repo, name, []string{run.name}, meta); err != nil {
-			return &reasonError{reason: "FinalSnapshotFailed", message: fmt.Sprintf("starting final snapshot %s/%s: %v; the index is kept", repo, name, err), transient: true}
+			return &reasonError{reason: v1alpha1.ReasonFinalSnapshotFailed, message: fmt.Sprintf("starting final snapshot %s/%s: %v; the index is kept", repo, name, err), transient: true}
 		}
-		r.Recorder.Eventf(run.vi, nil, "Normal", "FinalSnapshotStarted", "Delete", "final snapshot %s/%s of index %s", repo, name, run.name)
-		return &reasonError{reason: "FinalSnapshotInProgress", message: "final snapshot " + repo + "/" + name + " started; the index is deleted once it succeeds", transient: true}
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonFinalSnapshotStarted, "Delete", "final snapshot %s/%s of index %s", repo, name, run.name)
+		return &reasonError{reason: v1alpha1.ReasonFinalSnapshotInProgress, message: "final snapshot " + repo + "/" + name + " started; the index is deleted once it succeeds", transient: true}
 	case err != nil:
 		return err
 	}
 	switch info.State {
 	case "SUCCESS":
-		r.Recorder.Eventf(run.vi, nil, "Normal", "FinalSnapshotSucceeded", "Delete", "final snapshot %s/%s holds index %s", repo, name, run.name)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonFinalSnapshotSucceeded, "Delete", "final snapshot %s/%s holds index %s", repo, name, run.name)
 		return nil
 	case "FAILED", "PARTIAL":
 		// Drop the failed attempt so the next try starts afresh; nothing is deleted.
 		_ = run.os.DeleteSnapshot(ctx, repo, name)
 		msg := fmt.Sprintf("final snapshot %s/%s ended %s (%s); the index is kept and the snapshot retried", repo, name, info.State, strings.Join(info.Failures, "; "))
-		r.Recorder.Eventf(run.vi, nil, "Warning", "FinalSnapshotFailed", "Delete", "%s", msg)
-		return &reasonError{reason: "FinalSnapshotFailed", message: msg, transient: true}
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonFinalSnapshotFailed, "Delete", "%s", msg)
+		return &reasonError{reason: v1alpha1.ReasonFinalSnapshotFailed, message: msg, transient: true}
 	default:
-		return &reasonError{reason: "FinalSnapshotInProgress", message: "final snapshot " + repo + "/" + name + " in progress", transient: true}
+		return &reasonError{reason: v1alpha1.ReasonFinalSnapshotInProgress, message: "final snapshot " + repo + "/" + name + " in progress", transient: true}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +22,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots,verbs=get;list;watch;create;update;patch;delete
@@ -58,42 +60,56 @@ func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	before := vs.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(vs.Annotations)
 	conditions.SetPaused(&vs.Status.Conditions, vs.Generation, paused)
-	var result ctrl.Result
-	var err error
+	var out steps.Outcome
 	if !paused && vs.Status.Phase != v1alpha1.SnapshotSucceeded && vs.Status.Phase != v1alpha1.SnapshotFailed {
-		result, err = r.advance(ctx, &vs)
+		out = steps.Run(ctx, &snapshotRun{vs: &vs}, []steps.Step[*snapshotRun]{
+			{Name: "resolve cluster", Run: r.resolveCluster},
+			{Name: "start snapshot", Run: r.startSnapshot},
+			{Name: "follow progress", Run: r.followProgress},
+		})
 	}
 	vs.Status.ObservedGeneration = vs.Generation
-	if !equality.Semantic.DeepEqual(before, &vs.Status) {
-		if uerr := r.Status().Update(ctx, &vs); uerr != nil {
-			return ctrl.Result{}, uerr
-		}
-	}
-	return result, err
+	return steps.Finish(ctx, r.Client, &vs, !equality.Semantic.DeepEqual(before, &vs.Status), out, 0)
 }
 
-func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.VectorSnapshot) (ctrl.Result, error) {
+// snapshotRun is one reconcile of a VectorSnapshot.
+type snapshotRun struct {
+	vs *v1alpha1.VectorSnapshot
+	os *opensearch.Client
+}
+
+func (r *VectorSnapshotReconciler) resolveCluster(ctx context.Context, s *snapshotRun) steps.Result {
+	var err error
+	if s.os, err = clusterClient(ctx, r.Client, r.Resolver, s.vs.Namespace, s.vs.Spec.ClusterRef.Name); err != nil {
+		return r.retry(s.vs, err)
+	}
+	return steps.Continue()
+}
+
+// fail ends the snapshot Failed: recorded, announced, counted; nothing is retried.
+func (r *VectorSnapshotReconciler) fail(vs *v1alpha1.VectorSnapshot, reason, msg string) steps.Result {
 	st := &vs.Status
-	fail := func(reason, msg string) (ctrl.Result, error) {
-		st.Phase = v1alpha1.SnapshotFailed
-		st.Failures = append(st.Failures, msg)
-		now := metav1.Now()
-		st.CompletionTime = &now
-		conditions.Set(&st.Conditions, vs.Generation, conditions.Degraded, reason, msg)
-		r.Recorder.Eventf(vs, nil, "Warning", "SnapshotFailed", "Snapshot", "%s", msg)
-		if policy := vs.Labels[PolicyLabel]; policy != "" {
-			metrics.SnapshotFailures.WithLabelValues(vs.Namespace, policy).Inc()
-		}
-		return ctrl.Result{}, nil
+	st.Phase = v1alpha1.SnapshotFailed
+	st.Failures = append(st.Failures, msg)
+	now := metav1.Now()
+	st.CompletionTime = &now
+	conditions.Set(&st.Conditions, vs.Generation, conditions.Degraded, reason, msg)
+	r.Recorder.Eventf(vs, nil, corev1.EventTypeWarning, v1alpha1.ReasonSnapshotFailed, "Snapshot", "%s", msg)
+	if policy := vs.Labels[PolicyLabel]; policy != "" {
+		metrics.SnapshotFailures.WithLabelValues(vs.Namespace, policy).Inc()
 	}
-	os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
-	if err != nil {
-		return r.retry(vs, err)
-	}
+	return steps.StopFor(0)
+}
+
+// startSnapshot starts the snapshot once; a start that cannot happen within the start
+// timeout fails it.
+func (r *VectorSnapshotReconciler) startSnapshot(ctx context.Context, s *snapshotRun) steps.Result {
+	vs, st, os := s.vs, &s.vs.Status, s.os
+	fail := func(reason, msg string) steps.Result { return r.fail(vs, reason, msg) }
 	if st.SnapshotName == "" {
 		indices, err := r.indexNames(ctx, vs)
 		if err != nil {
-			return fail("IndexNotFound", err.Error())
+			return fail(v1alpha1.ReasonIndexNotFound, err.Error())
 		}
 		name := snapshotName(vs)
 		meta := map[string]any{"vectorpilot.io/snapshot": vs.Namespace + "/" + vs.Name, "vectorpilot.io/uid": string(vs.UID)}
@@ -110,13 +126,21 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		}
 		now := metav1.Now()
 		st.SnapshotName, st.Indices, st.StartTime, st.Phase = name, indices, &now, v1alpha1.SnapshotInProgress
-		conditions.Set(&st.Conditions, vs.Generation, conditions.Progressing, "SnapshotStarted", fmt.Sprintf("snapshot %s of %s started", name, strings.Join(indices, ", ")))
-		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotStarted", "Snapshot", "snapshot %s/%s of %s", vs.Spec.Repository, name, strings.Join(indices, ", "))
-		return ctrl.Result{RequeueAfter: snapshotPollInterval}, nil
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Progressing, v1alpha1.ReasonSnapshotStarted, fmt.Sprintf("snapshot %s of %s started", name, strings.Join(indices, ", ")))
+		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotStarted, "Snapshot", "snapshot %s/%s of %s", vs.Spec.Repository, name, strings.Join(indices, ", "))
+		return steps.StopFor(snapshotPollInterval)
 	}
+	return steps.Continue()
+}
+
+// followProgress reads the running snapshot: Succeeded, Failed, stalled (aborted and
+// Failed), or still moving.
+func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapshotRun) steps.Result {
+	vs, st, os := s.vs, &s.vs.Status, s.os
+	fail := func(reason, msg string) steps.Result { return r.fail(vs, reason, msg) }
 	info, err := os.GetSnapshot(ctx, vs.Spec.Repository, st.SnapshotName)
 	if opensearch.IsNotFound(err) {
-		return fail("SnapshotMissing", fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
+		return fail(v1alpha1.ReasonSnapshotMissing, fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
 	}
 	now := time.Now()
 	if err == nil {
@@ -147,7 +171,7 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		} else {
 			msg += "; aborted"
 		}
-		return fail("SnapshotStalled", msg)
+		return fail(v1alpha1.ReasonSnapshotStalled, msg)
 	}
 	st.Shards = &v1alpha1.ShardCounts{Total: info.Shards.Total, Successful: info.Shards.Successful, Failed: info.Shards.Failed}
 	switch info.State {
@@ -156,25 +180,29 @@ func (r *VectorSnapshotReconciler) advance(ctx context.Context, vs *v1alpha1.Vec
 		st.Phase, st.CompletionTime, st.SizeBytes = v1alpha1.SnapshotSucceeded, &end, info.SizeBytes
 		st.DurationMillis = info.End.Sub(info.Start).Milliseconds()
 		msg := fmt.Sprintf("snapshot %s: %d shards, %d bytes in %s", st.SnapshotName, info.Shards.Successful, info.SizeBytes, info.End.Sub(info.Start).Round(time.Millisecond))
-		conditions.Set(&st.Conditions, vs.Generation, conditions.Ready, "SnapshotSucceeded", msg)
-		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotSucceeded", "Snapshot", "%s", msg)
-		return ctrl.Result{}, nil
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Ready, v1alpha1.ReasonSnapshotSucceeded, msg)
+		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotSucceeded, "Snapshot", "%s", msg)
+		return steps.Continue()
 	case "FAILED", "PARTIAL":
 		st.Failures = info.Failures
-		return fail("Snapshot"+strings.ToUpper(info.State[:1])+strings.ToLower(info.State[1:]), fmt.Sprintf("snapshot %s ended %s: %s", st.SnapshotName, info.State, strings.Join(info.Failures, "; ")))
+		reason := v1alpha1.ReasonSnapshotFailed
+		if info.State == "PARTIAL" {
+			reason = v1alpha1.ReasonSnapshotPartial
+		}
+		return fail(reason, fmt.Sprintf("snapshot %s ended %s: %s", st.SnapshotName, info.State, strings.Join(info.Failures, "; ")))
 	default:
-		return ctrl.Result{RequeueAfter: snapshotPollInterval}, nil
+		return steps.After(snapshotPollInterval)
 	}
 }
 
 // retry records a failure that may pass and asks for another try on the backoff.
-func (r *VectorSnapshotReconciler) retry(vs *v1alpha1.VectorSnapshot, err error) (ctrl.Result, error) {
+func (r *VectorSnapshotReconciler) retry(vs *v1alpha1.VectorSnapshot, err error) steps.Result {
 	f := classify(err)
 	if vs.Status.Phase == "" {
 		vs.Status.Phase = v1alpha1.SnapshotPending
 	}
 	conditions.Set(&vs.Status.Conditions, vs.Generation, conditions.Degraded, f.reason, f.message)
-	return ctrl.Result{}, err
+	return steps.Done(err)
 }
 
 // indexNames resolves the VectorIndex objects to their OpenSearch index names.
@@ -237,7 +265,7 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 	}
 	deleteFromRepository := vs.Spec.DeletionPolicy == v1alpha1.SnapshotDeletionDelete && !v1alpha1.IsPaused(vs.Annotations)
 	if vs.Status.SnapshotName != "" && !deleteFromRepository {
-		r.Recorder.Eventf(vs, nil, "Normal", "SnapshotRetained", "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, effectiveDeletionPolicy(vs.Spec.DeletionPolicy, vs.Annotations))
+		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotRetained, "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, effectiveDeletionPolicy(vs.Spec.DeletionPolicy, vs.Annotations))
 	}
 	if vs.Status.SnapshotName != "" && deleteFromRepository {
 		os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
@@ -247,7 +275,7 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 			if err := os.DeleteSnapshot(ctx, vs.Spec.Repository, vs.Status.SnapshotName); err != nil {
 				return err
 			}
-			r.Recorder.Eventf(vs, nil, "Normal", "SnapshotDeleted", "Delete", "deleted snapshot %s/%s", vs.Spec.Repository, vs.Status.SnapshotName)
+			r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotDeleted, "Delete", "deleted snapshot %s/%s", vs.Spec.Repository, vs.Status.SnapshotName)
 		case asConnectError(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound:
 		default:
 			return err

@@ -29,7 +29,10 @@ Stop it all with: kill $operator_pid; hack/opensearch.sh destroy demo; hack/s3.s
 MSG
     return
   fi
-  [ -n "$operator_pid" ] && kill "$operator_pid" 2>/dev/null && wait "$operator_pid" 2>/dev/null || true
+  if [ -n "$operator_pid" ]; then
+    kill "$operator_pid" 2>/dev/null || true
+    wait "$operator_pid" 2>/dev/null || true
+  fi
   bash hack/opensearch.sh destroy demo >/dev/null 2>&1 || true
   bash hack/s3.sh stop demo >/dev/null 2>&1 || true
 }

@@ -8,7 +8,6 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 # The default matches the Makefile and internal/devenv.DefaultKubeVersion.
-KUBE_VERSION=${KUBE_VERSION:-v1.37.0}
 STAGING_VERSION="v0${KUBE_VERSION#v1}"
 out="$BIN_DIR/k8s/$KUBE_VERSION"
 mkdir -p "$out"

@@ -7,9 +7,6 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-KUBE_VERSION=${KUBE_VERSION:-v1.37.0}
-COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
-DEBIAN_SUITE=${DEBIAN_SUITE:-bookworm}
 out="$BIN_DIR/k8s/$KUBE_VERSION"
 
 packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap)

@@ -6,9 +6,8 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-OPENSEARCH_VERSION=${OPENSEARCH_VERSION:-3.6.0}
 KNN_VERSION=${KNN_VERSION:-$OPENSEARCH_VERSION.0}
-LOG4J_VERSION=${LOG4J_VERSION:-2.25.3} # must match the log4j-api the server depends on
+# LOG4J_VERSION (hack/versions.env) must match the log4j-api the server depends on.
 MAVEN_DEPENDENCY_PLUGIN=3.8.1
 home="$BIN_DIR/opensearch-$OPENSEARCH_VERSION"
 [ -f "$home/.complete" ] && { echo "$home"; exit 0; }

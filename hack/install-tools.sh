@@ -3,16 +3,15 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-CONTROLLER_TOOLS_VERSION=v0.23.0
-KUSTOMIZE_VERSION=v5.8.2
-
 install_go_tool() {
   local name=$1 pkg=$2 version=$3 stamp="$BIN_DIR/.$1.version"
   if [ -x "$BIN_DIR/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then return 0; fi
   log "installing $name $version"
-  GOBIN="$BIN_DIR" GOFLAGS= go install "$pkg@$version"
+  GOBIN="$BIN_DIR" GOFLAGS='' go install "$pkg@$version"
   echo "$version" >"$stamp"
 }
 
 install_go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION"
 install_go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
+# The linter of hack/ (make lint), from Debian's package, unpacked without a system install.
+deb_binary shellcheck usr/bin/shellcheck "$BIN_DIR/shellcheck"

@@ -7,8 +7,8 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT_DIR"
-command -v docker >/dev/null && command -v kind >/dev/null || die "kind-deploy needs docker and kind"
-[ -x "$BIN_DIR/helm" ] || GOBIN="$BIN_DIR" go install helm.sh/helm/v3/cmd/helm@v3.22.0
+if ! command -v docker >/dev/null || ! command -v kind >/dev/null; then die "kind-deploy needs docker and kind"; fi
+[ -x "$BIN_DIR/helm" ] || GOBIN="$BIN_DIR" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 image="$(sed -n 's/^  repository: //p' hack/sandbox/values.yaml):$(sed -n 's/^  tag: //p' hack/sandbox/values.yaml)"
 docker build -t "$image" .
 kind load docker-image "$image" --name vectorpilot

@@ -1,7 +1,14 @@
+# shellcheck shell=bash
 # Shared helpers for hack/ scripts. Sourced, not run.
 ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$ROOT_DIR/bin}
 mkdir -p "$BIN_DIR"
+
+# The pinned versions (hack/versions.env), unless the environment sets one.
+while IFS='=' read -r key value; do
+  [[ $key =~ ^[A-Z_]+$ ]] || continue
+  [ -n "${!key:-}" ] || export "$key=$value"
+done < "$ROOT_DIR/hack/versions.env"
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -27,7 +27,7 @@ java_bin() {
 cmd=${1:-}; name=${2:-}
 # java-home: the JDK nodes run with (the e2e image carries the same one).
 if [ "$cmd" = java-home ]; then dirname "$(dirname "$(java_bin)")"; exit 0; fi
-[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|destroy|logs|url NAME | java-home"
+if [ -z "$cmd" ] || [ -z "$name" ]; then die "usage: $0 start|stop|destroy|logs|url NAME | java-home"; fi
 run="$BIN_DIR/run/opensearch-$name"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

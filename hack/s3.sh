@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-}; name=${2:-}
-[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|logs NAME"
+if [ -z "$cmd" ] || [ -z "$name" ]; then die "usage: $0 start|stop|logs NAME"; fi
 run="$BIN_DIR/run/s3-$name"
 
 running() { [ -f "$run/pid" ] && kill -0 "$(cat "$run/pid")" 2>/dev/null; }

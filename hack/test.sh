@@ -24,7 +24,7 @@ stop_orphaned_control_planes() {
 }
 trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true; stop_orphaned_control_planes' EXIT
 started=$(bash hack/opensearch.sh start "$node")
-echo "$started" | sed 's/^/[opensearch] /'
+printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
 export VECTORPILOT_OPENSEARCH_URL
 

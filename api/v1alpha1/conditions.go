@@ -22,38 +22,6 @@ const PausedAnnotation = "vectorpilot.io/paused"
 // IsPaused says the object carries the pause annotation.
 func IsPaused(annotations map[string]string) bool { return annotations[PausedAnnotation] == "true" }
 
-// Condition reasons. Every condition carries one; they are part of the API users alert on.
-const (
-	ReasonReconciled        = "Reconciled"
-	ReasonReconciling       = "Reconciling"
-	ReasonCreating          = "Creating"
-	ReasonClusterNotFound   = "ClusterNotFound"
-	ReasonClusterNotReady   = "ClusterNotReady"
-	ReasonUnreachable       = "Unreachable"
-	ReasonUnauthorized      = "Unauthorized"
-	ReasonTLSError          = "TLSError"
-	ReasonSecretNotFound    = "SecretNotFound"
-	ReasonInvalidSecret     = "InvalidSecret"
-	ReasonConflict          = "Conflict"
-	ReasonRejected          = "RejectedByOpenSearch"
-	ReasonOpenSearchError   = "OpenSearchError"
-	ReasonDeleting          = "Deleting"
-	ReasonIndexHealthRed    = "IndexRed"
-	ReasonIndexHealthYellow = "IndexYellow"
-	ReasonTuned             = "Tuned"
-	ReasonBenchmarkMissing  = "BenchmarkMissing"
-	ReasonBenchmarkInvalid  = "BenchmarkInvalid"
-	ReasonUnschedulable     = "Unschedulable"
-	ReasonPodsStarting      = "PodsStarting"
-	ReasonRollingRestart    = "RollingRestart"
-	ReasonRolloutBlocked    = "RolloutBlocked"
-	ReasonPaused            = "PausedByAnnotation"
-	ReasonResumed           = "Resumed"
-	// ReasonClusterBlocked: OpenSearch refused a write because of a cluster or index block
-	// (e.g. flood-stage disk watermark): not a credentials problem.
-	ReasonClusterBlocked = "ClusterBlocked"
-)
-
 // LocalObjectReference names an object in the same namespace.
 type LocalObjectReference struct {
 	// name of the referenced object.

@@ -239,3 +239,8 @@ func dataBeforeClusterManager(s State, c Pod, _ []Pod) string {
 	}
 	return ""
 }
+
+// AllocationSetting is what a rolling restart sets to primaries while a node is down, as
+// the OpenSearch rolling-restart procedure says: the cluster does not start copying the
+// node's replicas elsewhere for a restart of a minute.
+const AllocationSetting = "cluster.routing.allocation.enable"

@@ -1,0 +1,94 @@
+package v1alpha1
+
+// Reasons: every condition and every Event the operator writes carries one of these. They
+// are API — users alert, search and automate on them — so they are declared here, once;
+// test/reasons_test.go fails on a reason written anywhere else. The README's
+// troubleshooting table says what the Degraded and Progressing ones mean and what to do.
+const (
+	ReasonAdopted               = "Adopted"
+	ReasonAllocationNotRestored = "AllocationNotRestored"
+	// ReasonApplyFailed: the API server refused an object the operator built for a managed
+	// cluster; the message is its answer.
+	ReasonApplyFailed      = "ApplyFailed"
+	ReasonArgoNotInstalled = "ArgoNotInstalled"
+	ReasonBenchmarkFailed  = "BenchmarkFailed"
+	ReasonBenchmarkInvalid = "BenchmarkInvalid"
+	ReasonBenchmarkMissing = "BenchmarkMissing"
+	ReasonBenchmarking     = "Benchmarking"
+	// ReasonClusterBlocked: OpenSearch refused a write because of a cluster or index block
+	// (e.g. flood-stage disk watermark): not a credentials problem.
+	ReasonClusterBlocked  = "ClusterBlocked"
+	ReasonClusterNotFound = "ClusterNotFound"
+	ReasonClusterNotReady = "ClusterNotReady"
+	ReasonClusterRed      = "ClusterRed"
+	ReasonConflict        = "Conflict"
+	ReasonCreateFailed    = "CreateFailed"
+	ReasonCreated         = "Created"
+	// ReasonDatasetTooLarge: a Local run's dataset would not fit the operator's budget.
+	ReasonDatasetTooLarge         = "DatasetTooLarge"
+	ReasonFieldsAdded             = "FieldsAdded"
+	ReasonFinalSnapshotFailed     = "FinalSnapshotFailed"
+	ReasonFinalSnapshotInProgress = "FinalSnapshotInProgress"
+	ReasonFinalSnapshotStarted    = "FinalSnapshotStarted"
+	ReasonFinalSnapshotSucceeded  = "FinalSnapshotSucceeded"
+	ReasonIndexDeleted            = "IndexDeleted"
+	ReasonIndexHealthRed          = "IndexRed"
+	// ReasonIndexNotEmpty: the index holds documents that are not the run's dataset.
+	ReasonIndexNotEmpty = "IndexNotEmpty"
+	ReasonIndexNotFound = "IndexNotFound"
+	// ReasonIndexNotReady: the run waits until its VectorIndex is Ready, so it measures an
+	// index the operator owns and has converged.
+	ReasonIndexNotReady      = "IndexNotReady"
+	ReasonIndexRecreated     = "IndexRecreated"
+	ReasonIndexReplaced      = "IndexReplaced"
+	ReasonIndexRetained      = "IndexRetained"
+	ReasonInsecureSkipVerify = "InsecureSkipVerify"
+	// ReasonInterrupted: a Local run was started maxLocalAttempts times without ending.
+	ReasonInterrupted     = "Interrupted"
+	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonInvalidSecret   = "InvalidSecret"
+	ReasonInvalidSelector = "InvalidSelector"
+	// ReasonKNNPluginMissing: the cluster answers but no node has the k-NN plugin.
+	ReasonKNNPluginMissing = "KNNPluginMissing"
+	ReasonNoIndexes        = "NoIndexes"
+	ReasonNoResults        = "NoResults"
+	ReasonOpenSearchError  = "OpenSearchError"
+	ReasonPaused           = "PausedByAnnotation"
+	ReasonPodsStarting     = "PodsStarting"
+	ReasonQueued           = "Queued"
+	ReasonReachable        = "Reachable"
+	ReasonReconciled       = "Reconciled"
+	ReasonReconciling      = "Reconciling"
+	ReasonRejected         = "RejectedByOpenSearch"
+	ReasonRepositoryError  = "RepositoryError"
+	ReasonRestoreFailed    = "RestoreFailed"
+	ReasonRestored         = "Restored"
+	ReasonResumed          = "Resumed"
+	ReasonRollingRestart   = "RollingRestart"
+	// ReasonRunnerNotAllowed: an Argo run asks for an image or service account the operator's
+	// allowlists do not hold.
+	ReasonRunnerNotAllowed      = "RunnerNotAllowed"
+	ReasonSecretNotFound        = "SecretNotFound"
+	ReasonSettingsRestored      = "SettingsRestored"
+	ReasonSettingsUpdated       = "SettingsUpdated"
+	ReasonSnapshotDeleted       = "SnapshotDeleted"
+	ReasonSnapshotFailed        = "SnapshotFailed"
+	ReasonSnapshotIndexNotFound = "SnapshotIndexNotFound"
+	ReasonSnapshotMissing       = "SnapshotMissing"
+	ReasonSnapshotNotFound      = "SnapshotNotFound"
+	ReasonSnapshotNotReady      = "SnapshotNotReady"
+	// ReasonSnapshotPartial: a snapshot ended PARTIAL: some shards were not saved.
+	ReasonSnapshotPartial   = "SnapshotPartial"
+	ReasonSnapshotPruned    = "SnapshotPruned"
+	ReasonSnapshotRetained  = "SnapshotRetained"
+	ReasonSnapshotScheduled = "SnapshotScheduled"
+	ReasonSnapshotStalled   = "SnapshotStalled"
+	ReasonSnapshotStarted   = "SnapshotStarted"
+	ReasonSnapshotSucceeded = "SnapshotSucceeded"
+	ReasonTLSError          = "TLSError"
+	ReasonTuned             = "Tuned"
+	ReasonUnauthorized      = "Unauthorized"
+	ReasonUnreachable       = "Unreachable"
+	ReasonUnschedulable     = "Unschedulable"
+	ReasonWorkflowCreated   = "WorkflowCreated"
+)

@@ -1,0 +1,64 @@
+// Package owners is the one table of the OpenSearch settings vectorpilot writes: for each,
+// which kind and step writes it and when, so that every setting has one owner at a time
+// (a test checks the table against the code that builds the requests; the README shows it).
+package owners
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+)
+
+// Owner says who writes one setting.
+type Owner struct {
+	// Setting is the key, or a description of a set of keys in backquotes.
+	Setting string
+	// Scope: index, cluster (persistent) or node (opensearch.yml).
+	Scope string
+	// Writer is the kind and the reconcile step that writes it.
+	Writer string
+	// When it is written, and who holds it meanwhile.
+	When string
+}
+
+const (
+	refresh     = "index.refresh_interval"
+	replicas    = "index.number_of_replicas"
+	efSearch    = "index.knn.algo_param.ef_search"
+	indexKNN    = "index.knn"
+	shards      = "index.number_of_shards"
+	heldByBench = " — except while a BenchmarkRun on the index is Running: the run holds it (below)"
+)
+
+// Table is every setting the operator writes.
+var Table = []Owner{
+	{indexKNN, "index", "VectorIndex · ensure index", "at creation only (static)"},
+	{shards, "index", "VectorIndex · ensure index", "at creation only (static; a different live value is a Conflict, never a write)"},
+	{"`spec.additionalSettings` keys", "index", "VectorIndex · ensure index", "at creation only"},
+	{replicas, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec (one PUT of the diff)"},
+	{efSearch, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec's fields"},
+	{refresh, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec" + heldByBench},
+	{refresh, "index", "BenchmarkRun · run (Local load, or the Workflow's `vectorpilot bench prepare`)", "-1 while loading, then the value before; `status.restoreSettings` is recorded before the first change and put back however the run ends"},
+	{indexspec.SettingConcurrentMode, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
+	{indexspec.SettingMaxSliceCount, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
+	{indexspec.SettingConcurrentMode, "index", "BenchmarkRun · run (each cell of the sweep)", "cell by cell while Running; put back from `status.restoreSettings` when the run ends"},
+	{indexspec.SettingMaxSliceCount, "index", "BenchmarkRun · run (each cell of the sweep)", "cell by cell while Running; put back from `status.restoreSettings` when the run ends"},
+	{rollout.AllocationSetting, "cluster (persistent)", "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
+	{"every key of a pool's `opensearch.yml`", "node", "SearchCluster (managed) · apply objects (the pool's ConfigMap)", "on a spec change; static, so pods restart onto it one step at a time"},
+}
+
+// Describe is the README table, one Markdown row per entry.
+func Describe() string {
+	var b strings.Builder
+	b.WriteString("| setting | scope | written by (kind · step) | when |\n|---|---|---|---|\n")
+	for _, o := range Table {
+		setting := o.Setting
+		if !strings.Contains(setting, "`") {
+			setting = "`" + setting + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", setting, o.Scope, o.Writer, o.When)
+	}
+	return b.String()
+}

@@ -1,0 +1,74 @@
+package owners
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+)
+
+// written are the setting keys the code writes, from the builders themselves: what a
+// VectorIndex creates (every option set) and converges (tuned), what a BenchmarkRun holds,
+// and the rolling restart's cluster setting.
+func written() []string {
+	spec := v1alpha1.VectorIndexSpec{
+		Shards: 2, Replicas: 1, RefreshInterval: "1s",
+		Fields: []v1alpha1.VectorField{{Name: "v", Dimension: 4, Method: v1alpha1.VectorMethod{Name: "hnsw",
+			Parameters: &v1alpha1.MethodParameters{EfSearch: ptr.To[int32](100)}}}},
+	}
+	spec.Search.ConcurrentSegmentSearch.Mode = "auto"
+	var out []string
+	for k := range indexspec.CreateSettings(&spec) {
+		out = append(out, k)
+	}
+	for k := range indexspec.DynamicSettings(&spec, ptr.To(4)) {
+		out = append(out, k)
+	}
+	out = append(out, benchrun.HeldSettings...)
+	out = append(out, rollout.AllocationSetting)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestEverySettingHasOneOwner: every setting the code writes is in the table; every key in
+// the table is one the code writes; a setting has two writers only when one of them holds
+// it through status.restoreSettings (benchrun.HeldSettings), which the other steps respect.
+func TestEverySettingHasOneOwner(t *testing.T) {
+	writers := map[string]int{}
+	for _, o := range Table {
+		if !strings.Contains(o.Setting, "`") {
+			writers[o.Setting]++
+		}
+	}
+	for _, k := range written() {
+		if writers[k] == 0 {
+			t.Errorf("the code writes %s but the owners table has no row for it", k)
+		}
+	}
+	for k, n := range writers {
+		if !slices.Contains(written(), k) {
+			t.Errorf("the owners table lists %s, which no builder writes", k)
+		}
+		if n > 1 && !slices.Contains(benchrun.HeldSettings, k) {
+			t.Errorf("%s has %d writers and no hold between them", k, n)
+		}
+	}
+}
+
+// TestREADMEHasTheTable keeps the README's table the one this package describes.
+func TestREADMEHasTheTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), Describe()) {
+		t.Errorf("README.md lacks the current setting owners table; put in:\n%s", Describe())
+	}
+}

@@ -1,0 +1,46 @@
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/helmchart"
+	"github.com/vectorpilot/vectorpilot/test/sandbox"
+)
+
+// TestVersionsHaveOneHome: the versions the Go code carries are the ones hack/versions.env
+// pins for the scripts and the Makefile, and the Helm library the tests render with is the
+// Helm the kind sandbox installs.
+func TestVersionsHaveOneHome(t *testing.T) {
+	root := testsupport.Root(t)
+	raw, err := os.ReadFile(filepath.Join(root, "hack", "versions.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(k, "#") {
+			pins[k] = v
+		}
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := regexp.MustCompile(`helm\.sh/helm/v3 (v\S+)`).FindStringSubmatch(string(gomod))
+	for _, c := range []struct{ where, have, pin string }{
+		{"devenv.DefaultKubeVersion", devenv.DefaultKubeVersion, "KUBE_VERSION"},
+		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
+		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
+		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
+	} {
+		if c.have != pins[c.pin] {
+			t.Errorf("%s is %q, hack/versions.env pins %s=%q", c.where, c.have, c.pin, pins[c.pin])
+		}
+	}
+}
