@@ -3,7 +3,7 @@
 SHELL := /usr/bin/env bash
 BIN := $(CURDIR)/bin
 # Pinned versions: hack/versions.env (the environment may override each).
-$(foreach pin,$(shell grep -E '^[A-Z_]+=' hack/versions.env),$(eval $(subst =, ?= ,$(pin))))
+$(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(subst =, ?= ,$(pin))))
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
@@ -50,11 +50,11 @@ schemas: tools real-parts manifests
 generate: tools
 	$(CONTROLLER_GEN) object paths="./api/..."
 
-## lint: go vet, gofmt and shellcheck (hack/, .ci/)
+## lint: golangci-lint (.golangci.yml: go vet, staticcheck, errcheck, revive, predeclared,
+## import shadowing, gofmt, import grouping) and shellcheck (hack/, .ci/)
 lint: tools
-	go vet ./...
+	$(BIN)/golangci-lint run ./...
 	$(BIN)/shellcheck hack/*.sh .ci/run
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## test: unit + integration tests against real parts (installs them first)
 test: tools real-parts lint

@@ -144,16 +144,16 @@ func finished(run *v1alpha1.BenchmarkRun) bool {
 // any, so they can be put back however it ends (an operator restart included); it returns
 // the index's cluster client.
 func (r *BenchmarkRunReconciler) holdSettings(ctx context.Context, run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex, index string) (*opensearch.Client, error) {
-	os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+	osClient, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
 	if err != nil || run.Status.RestoreSettings != nil {
-		return os, err
+		return osClient, err
 	}
-	saved, err := benchrun.SettingsBefore(ctx, os, index)
+	saved, err := benchrun.SettingsBefore(ctx, osClient, index)
 	if err != nil {
 		return nil, err
 	}
 	run.Status.RestoreSettings = saved
-	return os, r.Status().Update(ctx, run)
+	return osClient, r.Status().Update(ctx, run)
 }
 
 // waitOn leaves a run Pending on a failure that may pass (the cluster unreachable, the
@@ -175,11 +175,11 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 			return err
 		}
 		if err == nil {
-			os, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+			osClient, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
 			var ce *connect.Error
 			switch {
 			case err == nil:
-				if err := os.PutSettings(ctx, vi.OpenSearchIndexName(), benchrun.RestoreBody(saved)); err != nil && !opensearch.IsNotFound(err) {
+				if err := osClient.PutSettings(ctx, vi.OpenSearchIndexName(), benchrun.RestoreBody(saved)); err != nil && !opensearch.IsNotFound(err) {
 					return err
 				}
 				r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonSettingsRestored, "Restore", "index %s: settings the run changed put back", vi.OpenSearchIndexName())
@@ -267,7 +267,7 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, reason, err.Error())
 		return ctrl.Result{}, nil
 	}
-	os, err := r.holdSettings(ctx, run, vi, w.Index)
+	osClient, err := r.holdSettings(ctx, run, vi, w.Index)
 	if err != nil {
 		return r.waitOn(run, err), nil
 	}
@@ -289,7 +289,7 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	r.local[key], r.busy[index] = cancel, key
 	go func() {
 		defer r.release(key, index)
-		res, err := sweepLocal(runCtx, os, w, run.Spec, r.Options.HDF5)
+		res, err := sweepLocal(runCtx, osClient, w, run.Spec, r.Options.HDF5)
 		if runCtx.Err() != nil {
 			return // deleted: nobody to report to
 		}
@@ -314,16 +314,16 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 
 // sweepLocal is the Local runner's work: data, load, sweep. The settings it changes are
 // put back by the reconcile that sees the run finished.
-func sweepLocal(ctx context.Context, os *opensearch.Client, w benchrun.Workload, spec v1alpha1.BenchmarkRunSpec, hdf5 benchrun.HDF5Reader) (benchrun.Result, error) {
+func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Workload, spec v1alpha1.BenchmarkRunSpec, hdf5 benchrun.HDF5Reader) (benchrun.Result, error) {
 	data, err := w.Materialize(hdf5)
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	recall, err := benchrun.Prepare(ctx, os, w, data, nil)
+	recall, err := benchrun.Prepare(ctx, osClient, w, data, nil)
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	rep, err := bench.Sweep(ctx, os, w.SweepConfig(data, spec.SliceCounts, spec.Clients))
+	rep, err := bench.Sweep(ctx, osClient, w.SweepConfig(data, spec.SliceCounts, spec.Clients))
 	if err != nil {
 		return benchrun.Result{}, err
 	}

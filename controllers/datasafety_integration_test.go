@@ -73,15 +73,15 @@ func (e *env) policySnapshots(policy string) []v1alpha1.VectorSnapshot {
 // snapshot with it.
 func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 	e := startOperator(t)
-	os, url := startS3Node(t, "ctl-keep-backups", "kept")
+	osClient, url := startS3Node(t, "ctl-keep-backups", "kept")
 	e.cluster("vectors", url)
 	source := luceneIndex(e, "source")
 	source.Spec.Shards = 1
 	e.create(source)
 	e.waitIndexReady(source)
 	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
-	ingest(t, os, source.Spec.IndexName, base)
-	before, err := bench.SearchIDs(t.Context(), os, source.Spec.IndexName, "embedding", queries, 10)
+	ingest(t, osClient, source.Spec.IndexName, base)
+	before, err := bench.SearchIDs(t.Context(), osClient, source.Spec.IndexName, "embedding", queries, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 		}
 	}
 	e.eventually(30*time.Second, func() (bool, string) {
-		listed, err := os.SnapshotNames(t.Context(), repo.Name)
+		listed, err := osClient.SnapshotNames(t.Context(), repo.Name)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -163,7 +163,7 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 		}
 		return true, ""
 	})
-	listed, err := os.SnapshotNames(t.Context(), repo.Name)
+	listed, err := osClient.SnapshotNames(t.Context(), repo.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 	restored.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: repo.Name, Snapshot: kept[0], Index: source.Spec.IndexName}
 	e.create(restored)
 	e.waitIndexReady(restored)
-	after, err := bench.SearchIDs(t.Context(), os, restored.Spec.IndexName, "embedding", queries, 10)
+	after, err := bench.SearchIDs(t.Context(), osClient, restored.Spec.IndexName, "embedding", queries, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually(30*time.Second, func() (bool, string) {
-		names, err := os.SnapshotNames(t.Context(), repo.Name)
+		names, err := osClient.SnapshotNames(t.Context(), repo.Name)
 		return err == nil && !slices.Contains(names, doomed.Status.SnapshotName) && slices.Contains(names, spoof.Status.SnapshotName),
 			fmt.Sprintf("repository lists %v (%v)", names, err)
 	})
@@ -277,10 +277,10 @@ func TestPolicyTakesOneSnapshotPerSlotWhenItsStatusWriteFails(t *testing.T) {
 func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	repo := "fs-" + e.ns
-	if err := os.PutRepository(t.Context(), repo, "fs", map[string]any{"location": e.ns}); err != nil {
+	if err := osClient.PutRepository(t.Context(), repo, "fs", map[string]any{"location": e.ns}); err != nil {
 		t.Fatal(err)
 	}
 	source := luceneIndex(e, "source")
@@ -288,12 +288,12 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 	e.create(source)
 	e.waitIndexReady(source)
 	base, queries := dataset.Generate(dataset.Spec{Count: 500, Queries: 5, Dim: 32, Seed: 2})
-	ingest(t, os, source.Spec.IndexName, base)
-	if err := os.CreateSnapshot(t.Context(), repo, "two-shards", []string{source.Spec.IndexName}, nil); err != nil {
+	ingest(t, osClient, source.Spec.IndexName, base)
+	if err := osClient.CreateSnapshot(t.Context(), repo, "two-shards", []string{source.Spec.IndexName}, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(30*time.Second, func() (bool, string) {
-		info, err := os.GetSnapshot(t.Context(), repo, "two-shards")
+		info, err := osClient.GetSnapshot(t.Context(), repo, "two-shards")
 		return err == nil && info.State == "SUCCESS", fmt.Sprintf("%+v %v", info, err)
 	})
 
@@ -305,7 +305,7 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 	if msg := conditionMessage(wrong, v1alpha1.ConditionDegraded); !strings.Contains(msg, "2 shards") || !strings.Contains(msg, "nothing was restored") {
 		t.Errorf("shard mismatch message %q", msg)
 	}
-	if _, err := os.GetIndex(t.Context(), wrong.Spec.IndexName); !opensearch.IsNotFound(err) {
+	if _, err := osClient.GetIndex(t.Context(), wrong.Spec.IndexName); !opensearch.IsNotFound(err) {
 		t.Errorf("an index with the wrong shard count was restored: %v", err)
 	}
 
@@ -325,18 +325,18 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 		err := e.k8s.Status().Update(e.ctx, interrupted)
 		return err == nil, fmt.Sprint(err)
 	})
-	if err := os.Restore(t.Context(), repo, "two-shards", source.Spec.IndexName, interrupted.Spec.IndexName); err != nil {
+	if err := osClient.Restore(t.Context(), repo, "two-shards", source.Spec.IndexName, interrupted.Spec.IndexName); err != nil {
 		t.Fatal(err)
 	}
-	if owner := liveIndex(t, os, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(source.UID) {
+	if owner := liveIndex(t, osClient, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(source.UID) {
 		t.Fatalf("the restored index carries owner %v, want the snapshot's (%s)", owner, source.UID)
 	}
 	e.cluster("later", url)
 	e.waitIndexReady(interrupted)
-	if owner := liveIndex(t, os, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(interrupted.UID) {
+	if owner := liveIndex(t, osClient, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(interrupted.UID) {
 		t.Errorf("after resuming, the index is owned by %v, want the VectorIndex %s", owner, interrupted.UID)
 	}
-	got, err := bench.SearchIDs(t.Context(), os, interrupted.Spec.IndexName, "embedding", queries, 10)
+	got, err := bench.SearchIDs(t.Context(), osClient, interrupted.Spec.IndexName, "embedding", queries, 10)
 	if err != nil || len(got[0]) != 10 {
 		t.Errorf("restored index answers %v, %v", got, err)
 	}
@@ -352,7 +352,7 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 func TestRedIndexIsDegradedAndRecovers(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "red")
 	props, err := indexspec.Properties(&vi.Spec)
@@ -372,13 +372,13 @@ func TestRedIndexIsDegradedAndRecovers(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The node is shared: a red index left behind would hold other tests' clusters red.
-	t.Cleanup(func() { _ = os.DeleteIndex(context.Background(), vi.Spec.IndexName) })
+	t.Cleanup(func() { _ = osClient.DeleteIndex(context.Background(), vi.Spec.IndexName) })
 	e.create(vi)
 	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonIndexHealthRed, 30*time.Second)
 	if p := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Status != metav1.ConditionFalse {
 		t.Errorf("a red index must not be Progressing: %+v", p)
 	}
-	if err := os.PutSettings(t.Context(), vi.Spec.IndexName, map[string]any{"index.routing.allocation.require._name": nil}); err != nil {
+	if err := osClient.PutSettings(t.Context(), vi.Spec.IndexName, map[string]any{"index.routing.allocation.require._name": nil}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitIndexReady(vi)
@@ -420,7 +420,7 @@ func foreignDocuments(t *testing.T, url, index string) map[string]string {
 func TestBenchmarkLeavesForeignDocumentsAndSettingsAsTheyWere(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "production")
 	vi.Spec.Shards = 1
@@ -436,19 +436,19 @@ func TestBenchmarkLeavesForeignDocumentsAndSettingsAsTheyWere(t *testing.T) {
 		bulk.Write(doc)
 		bulk.WriteByte('\n')
 	}
-	if err := os.Bulk(t.Context(), []byte(bulk.String())); err != nil {
+	if err := osClient.Bulk(t.Context(), []byte(bulk.String())); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Refresh(t.Context(), vi.Spec.IndexName); err != nil {
+	if err := osClient.Refresh(t.Context(), vi.Spec.IndexName); err != nil {
 		t.Fatal(err)
 	}
 	want := foreignDocuments(t, url, vi.Spec.IndexName)
 	if len(want) != 300 {
 		t.Fatalf("%d foreign documents", len(want))
 	}
-	settingsBefore := liveIndex(t, os, vi.Spec.IndexName).Settings
+	settingsBefore := liveIndex(t, osClient, vi.Spec.IndexName).Settings
 	held := func() string {
-		s := liveIndex(t, os, vi.Spec.IndexName).Settings
+		s := liveIndex(t, osClient, vi.Spec.IndexName).Settings
 		return fmt.Sprintf("refresh=%s mode=%s slices=%s", s[bench.RefreshInterval], s[indexspec.SettingConcurrentMode], s[indexspec.SettingMaxSliceCount])
 	}
 	wantHeld := fmt.Sprintf("refresh=%s mode=%s slices=%s", settingsBefore[bench.RefreshInterval], settingsBefore[indexspec.SettingConcurrentMode], settingsBefore[indexspec.SettingMaxSliceCount])
@@ -474,7 +474,7 @@ func TestBenchmarkLeavesForeignDocumentsAndSettingsAsTheyWere(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("foreign documents changed by an IntoNonEmpty run: %d with a title now, %d before", len(got), len(want))
 	}
-	stats, err := os.Stats(t.Context(), vi.Spec.IndexName)
+	stats, err := osClient.Stats(t.Context(), vi.Spec.IndexName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func TestBenchmarkLeavesForeignDocumentsAndSettingsAsTheyWere(t *testing.T) {
 	e.create(cut)
 	e.waitRunPhase(cut, v1alpha1.BenchmarkRunning, 60*time.Second)
 	e.eventually(30*time.Second, func() (bool, string) {
-		return liveIndex(t, os, vi.Spec.IndexName).Settings[indexspec.SettingMaxSliceCount] == "4", held()
+		return liveIndex(t, osClient, vi.Spec.IndexName).Settings[indexspec.SettingMaxSliceCount] == "4", held()
 	})
 	if err := e.k8s.Delete(e.ctx, cut); err != nil {
 		t.Fatal(err)
@@ -546,9 +546,9 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 	}
 
 	// An index in Conflict is not Ready: the run waits and never touches it.
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	taken := luceneIndex(e, "taken")
-	if err := os.CreateIndex(t.Context(), taken.Spec.IndexName, map[string]any{"index.number_of_shards": 1}, map[string]any{"other": map[string]any{"type": "keyword"}}, nil); err != nil {
+	if err := osClient.CreateIndex(t.Context(), taken.Spec.IndexName, map[string]any{"index.number_of_shards": 1}, map[string]any{"other": map[string]any{"type": "keyword"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.create(taken)
@@ -556,7 +556,7 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 	waits := localRun(e, "waits", taken.Name, time.Second)
 	e.create(waits)
 	e.waitCondition(waits, func() []metav1.Condition { return waits.Status.Conditions }, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonIndexNotReady, 30*time.Second)
-	if st, err := os.Stats(t.Context(), taken.Spec.IndexName); err != nil || st.DocsCount != 0 {
+	if st, err := osClient.Stats(t.Context(), taken.Spec.IndexName); err != nil || st.DocsCount != 0 {
 		t.Errorf("the foreign index was written to: %+v %v", st, err)
 	}
 }
@@ -567,7 +567,7 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "paused")
 	e.create(vi)
@@ -576,7 +576,7 @@ func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
 	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionPaused, metav1.ConditionTrue, v1alpha1.ReasonPaused, 30*time.Second)
 	e.update(vi, func() { vi.Spec.RefreshInterval = "30s" })
 	time.Sleep(3 * fastOptions.IndexResyncInterval)
-	if got := liveIndex(t, os, vi.Spec.IndexName).Settings[bench.RefreshInterval]; got != "2s" {
+	if got := liveIndex(t, osClient, vi.Spec.IndexName).Settings[bench.RefreshInterval]; got != "2s" {
 		t.Errorf("paused, the index's refresh interval became %s", got)
 	}
 	if err := e.k8s.Delete(e.ctx, vi); err != nil {
@@ -586,7 +586,7 @@ func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
 		err := e.k8s.Get(e.ctx, clientKey(vi), vi)
 		return apierrors.IsNotFound(err), fmt.Sprintf("paused VectorIndex still present: %v", err)
 	})
-	if _, err := os.GetIndex(t.Context(), vi.Spec.IndexName); err != nil {
+	if _, err := osClient.GetIndex(t.Context(), vi.Spec.IndexName); err != nil {
 		t.Errorf("deleting a paused VectorIndex with deletionPolicy Delete deleted its index: %v", err)
 	}
 }
@@ -597,7 +597,7 @@ func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
 func TestPausedSnapshotObjectsWriteNothing(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "kept")
 	e.create(vi)
@@ -613,11 +613,11 @@ func TestPausedSnapshotObjectsWriteNothing(t *testing.T) {
 	if n := len(e.policySnapshots(policy.Name)); n != 0 {
 		t.Errorf("a paused policy took %d snapshots", n)
 	}
-	if _, err := os.SnapshotNames(t.Context(), repo); err == nil {
+	if _, err := osClient.SnapshotNames(t.Context(), repo); err == nil {
 		t.Error("a paused policy registered its repository")
 	}
 
-	if err := os.PutRepository(t.Context(), repo, "fs", map[string]any{"location": e.ns}); err != nil {
+	if err := osClient.PutRepository(t.Context(), repo, "fs", map[string]any{"location": e.ns}); err != nil {
 		t.Fatal(err)
 	}
 	vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "doomed-but-paused", Namespace: e.ns},
@@ -634,7 +634,7 @@ func TestPausedSnapshotObjectsWriteNothing(t *testing.T) {
 		err := e.k8s.Get(e.ctx, clientKey(vs), vs)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
-	if names, err := os.SnapshotNames(t.Context(), repo); err != nil || !slices.Contains(names, vs.Status.SnapshotName) {
+	if names, err := osClient.SnapshotNames(t.Context(), repo); err != nil || !slices.Contains(names, vs.Status.SnapshotName) {
 		t.Errorf("deleting a paused VectorSnapshot deleted its snapshot: %v %v", names, err)
 	}
 }

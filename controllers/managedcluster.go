@@ -57,11 +57,11 @@ func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster
 	if out.Status != "yellow" {
 		return out
 	}
-	os, err := h.resolver.ClientFor(ctx, sc)
+	osClient, err := h.resolver.ClientFor(ctx, sc)
 	if err != nil {
 		return rollout.Health{}
 	}
-	shards, err := os.Shards(ctx)
+	shards, err := osClient.Shards(ctx)
 	if err != nil {
 		return rollout.Health{}
 	}
@@ -262,11 +262,11 @@ func (r *SearchClusterReconciler) observeVariants(ctx context.Context, sc *v1alp
 	if sc.Status.Health == "" {
 		return // the probe found OpenSearch unreachable
 	}
-	os, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.Resolver.ClientFor(ctx, sc)
 	if err != nil {
 		return
 	}
-	nodes, err := os.NodeVariants(ctx)
+	nodes, err := osClient.NodeVariants(ctx)
 	if err != nil {
 		logf.FromContext(ctx).V(1).Info("reading the nodes' k-NN settings", "error", err.Error())
 		return
@@ -414,17 +414,17 @@ func restartsReadyPod(plan rollout.Plan, pods []rollout.Pod) bool {
 // prepareRestart restricts allocation to primaries and flushes, before a serving node
 // goes down. A node that is not ready is restarted without it: its cluster may not answer.
 func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alpha1.SearchCluster) error {
-	os, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.Resolver.ClientFor(ctx, sc)
 	if err != nil {
 		return err
 	}
 	// Marked before the call: a restriction that took effect but whose answer was lost is
 	// still lifted later.
 	sc.Status.AllocationRestricted = true
-	if err := os.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: "primaries"}); err != nil {
+	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: "primaries"}); err != nil {
 		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
 	}
-	if err := os.Flush(ctx); err != nil {
+	if err := osClient.Flush(ctx); err != nil {
 		return fmt.Errorf("flushing before a restart: %w", err)
 	}
 	return nil
@@ -433,15 +433,15 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 // allowAllocation lifts the restriction prepareRestart set. A persistent primaries setting
 // found here is taken to be the rollout's own.
 func (r *SearchClusterReconciler) allowAllocation(ctx context.Context, sc *v1alpha1.SearchCluster) error {
-	os, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.Resolver.ClientFor(ctx, sc)
 	if err != nil {
 		return err
 	}
-	v, err := os.PersistentClusterSetting(ctx, rollout.AllocationSetting)
+	v, err := osClient.PersistentClusterSetting(ctx, rollout.AllocationSetting)
 	if err != nil || v != "primaries" {
 		return err
 	}
-	return os.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil})
+	return osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil})
 }
 
 func (r *SearchClusterReconciler) health() HealthSource {

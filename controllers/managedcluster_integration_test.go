@@ -412,12 +412,12 @@ func TestManagedRollingRestart(t *testing.T) {
 	// Green again: the rollout finishes. Each restart of a serving node is prepared the way
 	// OpenSearch's rolling-restart procedure says (allocation restricted to primaries,
 	// flush) on the real node the operator talks to, and the restriction is lifted after.
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	restricted := make(chan bool, 1)
 	go func() {
 		seen := false
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !seen; time.Sleep(50 * time.Millisecond) {
-			v, _ := os.PersistentClusterSetting(context.Background(), "cluster.routing.allocation.enable")
+			v, _ := osClient.PersistentClusterSetting(context.Background(), "cluster.routing.allocation.enable")
 			seen = v == "primaries"
 		}
 		restricted <- seen
@@ -427,7 +427,7 @@ func TestManagedRollingRestart(t *testing.T) {
 	if !<-restricted {
 		t.Error("shard allocation was never restricted to primaries during the rollout")
 	}
-	if v, err := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); err != nil || v != "" {
+	if v, err := osClient.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); err != nil || v != "" {
 		t.Errorf("after the rollout cluster.routing.allocation.enable = %q (%v), want it reset", v, err)
 	}
 	restarts, worst, managersDown := k.snapshot()
@@ -520,12 +520,12 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 		return err == nil && metav1.IsControlledBy(&np, sc) && len(np.Spec.Ingress) == 2, fmt.Sprintf("%v %+v", err, np.Spec)
 	})
 
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	t.Cleanup(func() {
-		_ = os.PutPersistentClusterSettings(context.Background(), map[string]any{"cluster.routing.allocation.enable": nil})
+		_ = osClient.PutPersistentClusterSettings(context.Background(), map[string]any{"cluster.routing.allocation.enable": nil})
 	})
 	line.cut()
-	if err := os.PutPersistentClusterSettings(t.Context(), map[string]any{"cluster.routing.allocation.enable": "primaries"}); err != nil {
+	if err := osClient.PutPersistentClusterSettings(t.Context(), map[string]any{"cluster.routing.allocation.enable": "primaries"}); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(10*time.Second, func() (bool, string) {
@@ -537,12 +537,12 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 	e.waitEvent(sc.Name, "AllocationNotRestored")
-	if v, _ := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); v != "primaries" {
+	if v, _ := osClient.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); v != "primaries" {
 		t.Fatalf("with the line cut the restriction cannot have been lifted, setting is %q", v)
 	}
 	line.restore()
 	e.eventually(30*time.Second, func() (bool, string) {
-		v, err := os.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable")
+		v, err := osClient.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable")
 		_ = e.k8s.Get(e.ctx, clientKey(sc), sc)
 		return err == nil && v == "" && !sc.Status.AllocationRestricted, fmt.Sprintf("allocation.enable %q (%v), status.allocationRestricted %v", v, err, sc.Status.AllocationRestricted)
 	})

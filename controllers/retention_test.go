@@ -139,7 +139,7 @@ func TestSnapshotProgressMovesOnlyWithTheFigures(t *testing.T) {
 	}
 	for _, s := range steps {
 		p = trackProgress(p, s.progress, t0.Add(s.after))
-		if got := p.LastProgressTime.Time.Sub(t0); got != s.wantLast {
+		if got := p.LastProgressTime.Sub(t0); got != s.wantLast {
 			t.Errorf("at +%s: last progress at +%s, want +%s", s.after, got, s.wantLast)
 		}
 	}

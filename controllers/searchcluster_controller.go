@@ -118,15 +118,15 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 		}
 		return res
 	}
-	os, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.Resolver.ClientFor(ctx, sc)
 	if err != nil {
 		return fail(err)
 	}
-	info, err := os.Info(ctx)
+	info, err := osClient.Info(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	knn, err := os.PluginVersion(ctx, KNNPluginName)
+	knn, err := osClient.PluginVersion(ctx, KNNPluginName)
 	if err != nil {
 		return fail(err)
 	}
@@ -164,8 +164,8 @@ func podCluster(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
-// rateLimiter backs off failed reconciles from 1s up to max, so a cluster that comes back
-// is noticed within max.
-func rateLimiter(max time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, max)
+// rateLimiter backs off failed reconciles from 1s up to longest, so a cluster that comes
+// back is noticed within longest.
+func rateLimiter(longest time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, longest)
 }

@@ -26,7 +26,7 @@ import (
 // new VectorIndex: the same document count and the same top-10 for 50 fixed queries.
 func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	e := startOperator(t)
-	os, url := startS3Node(t, "ctl-snapshot", "vectors-snapshots")
+	osClient, url := startS3Node(t, "ctl-snapshot", "vectors-snapshots")
 	e.cluster("vectors", url)
 
 	source := luceneIndex(e, "source")
@@ -35,8 +35,8 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	e.create(source)
 	e.waitIndexReady(source)
 	base, queries := dataset.Generate(dataset.Spec{Count: 10000, Queries: 50, Dim: 32, Seed: 99})
-	ingest(t, os, source.Spec.IndexName, base)
-	before, err := bench.SearchIDs(t.Context(), os, source.Spec.IndexName, "embedding", queries, 10)
+	ingest(t, osClient, source.Spec.IndexName, base)
+	before, err := bench.SearchIDs(t.Context(), osClient, source.Spec.IndexName, "embedding", queries, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually(30*time.Second, func() (bool, string) {
-		_, err := os.GetIndex(t.Context(), source.Spec.IndexName)
+		_, err := osClient.GetIndex(t.Context(), source.Spec.IndexName)
 		return err != nil, "the source index is still there"
 	})
 
@@ -98,12 +98,12 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	e.create(restored)
 	e.waitIndexReady(restored)
 	e.eventually(60*time.Second, func() (bool, string) {
-		st, err := os.Stats(t.Context(), restored.Spec.IndexName)
+		st, err := osClient.Stats(t.Context(), restored.Spec.IndexName)
 		return err == nil && st.Health == "green" && st.DocsCount == int64(base.Len()), fmt.Sprintf("restored index: %+v %v", st, err)
 	})
 	restoreTook := time.Since(start)
 	t.Logf("restore of %d bytes ready in %s (%.1f MB/s, including the operator's reconcile)", snap.Status.SizeBytes, restoreTook, float64(snap.Status.SizeBytes)/1e6/restoreTook.Seconds())
-	after, err := bench.SearchIDs(t.Context(), os, restored.Spec.IndexName, "embedding", queries, 10)
+	after, err := bench.SearchIDs(t.Context(), osClient, restored.Spec.IndexName, "embedding", queries, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 		}
 	}
 	e.waitEvent(restored.Name, "Restored")
-	if idx := liveIndex(t, os, restored.Spec.IndexName); !strings.Contains(fmt.Sprint(idx.Meta), string(restored.UID)) {
+	if idx := liveIndex(t, osClient, restored.Spec.IndexName); !strings.Contains(fmt.Sprint(idx.Meta), string(restored.UID)) {
 		t.Errorf("restored index not owned by its VectorIndex: _meta %v", idx.Meta)
 	}
 
@@ -155,7 +155,7 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(manual), manual); err != nil || manual.Status.Phase != v1alpha1.SnapshotSucceeded {
 		t.Errorf("the hand-made snapshot was touched: %v %+v", err, manual.Status)
 	}
-	if _, err := os.GetSnapshot(t.Context(), "s3-backups", manual.Status.SnapshotName); err != nil {
+	if _, err := osClient.GetSnapshot(t.Context(), "s3-backups", manual.Status.SnapshotName); err != nil {
 		t.Errorf("the hand-made snapshot is gone from the repository: %v", err)
 	}
 
@@ -169,11 +169,11 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually(60*time.Second, func() (bool, string) {
-		_, err := os.GetIndex(t.Context(), restored.Spec.IndexName)
+		_, err := osClient.GetIndex(t.Context(), restored.Spec.IndexName)
 		return err != nil, "index still present"
 	})
 	final := fmt.Sprintf("%s-final-%s", restored.Spec.IndexName, strings.ReplaceAll(string(restored.UID), "-", "")[:8])
-	if info, err := os.GetSnapshot(t.Context(), "s3-backups", final); err != nil || info.State != "SUCCESS" || len(info.Indices) != 1 {
+	if info, err := osClient.GetSnapshot(t.Context(), "s3-backups", final); err != nil || info.State != "SUCCESS" || len(info.Indices) != 1 {
 		t.Errorf("final snapshot %s: %+v %v", final, info, err)
 	}
 }
@@ -270,16 +270,16 @@ func TestS3OutageMidSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = node.Destroy() })
-	os := osClient(t, node.URL)
+	osClient := osClient(t, node.URL)
 	e.cluster("vectors", node.URL)
 	vi := luceneIndex(e, "guarded")
 	vi.Spec.Shards = 1
 	e.create(vi)
 	e.waitIndexReady(vi)
 	base, _ := dataset.Generate(dataset.Spec{Count: 10000, Queries: 1, Dim: 32, Seed: 4})
-	ingest(t, os, vi.Spec.IndexName, base)
+	ingest(t, osClient, vi.Spec.IndexName, base)
 	// Throttled to ~150 KB/s so the ~1.6 MB snapshot is still being written when the line is cut.
-	if err := os.PutRepository(t.Context(), "slow", "s3", map[string]any{"bucket": "outage", "client": "default", "max_snapshot_bytes_per_sec": "150kb"}); err != nil {
+	if err := osClient.PutRepository(t.Context(), "slow", "s3", map[string]any{"bucket": "outage", "client": "default", "max_snapshot_bytes_per_sec": "150kb"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -290,8 +290,8 @@ func TestS3OutageMidSnapshot(t *testing.T) {
 	e.create(large)
 	e.waitIndexReady(large)
 	many, _ := dataset.Generate(dataset.Spec{Count: 8000, Queries: 1, Dim: 32, Seed: 8})
-	ingest(t, os, large.Spec.IndexName, many)
-	if err := os.PutRepository(t.Context(), "slower", "s3", map[string]any{"bucket": "outage", "base_path": "slower", "client": "default", "max_snapshot_bytes_per_sec": "40kb"}); err != nil {
+	ingest(t, osClient, large.Spec.IndexName, many)
+	if err := osClient.PutRepository(t.Context(), "slower", "s3", map[string]any{"bucket": "outage", "base_path": "slower", "client": "default", "max_snapshot_bytes_per_sec": "40kb"}); err != nil {
 		t.Fatal(err)
 	}
 	patient := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "patient", Namespace: e.ns},

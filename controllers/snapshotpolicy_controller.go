@@ -48,7 +48,8 @@ type SnapshotPolicyReconciler struct {
 	Now func() time.Time
 }
 
-// Reconcile: register repository → take a snapshot when due → apply retention → status.
+// Reconcile registers the repository, takes a snapshot when one is due, applies retention
+// and records the status.
 func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var p v1alpha1.SnapshotPolicy
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
@@ -83,7 +84,7 @@ type policyRun struct {
 	p         *v1alpha1.SnapshotPolicy
 	now       time.Time
 	schedule  cron.Schedule
-	os        *opensearch.Client
+	osClient  *opensearch.Client
 	snapshots []v1alpha1.VectorSnapshot
 	// next is the next scheduled time after the last one taken.
 	next time.Time
@@ -117,7 +118,7 @@ func (r *SnapshotPolicyReconciler) parseSchedule(_ context.Context, run *policyR
 
 func (r *SnapshotPolicyReconciler) resolveCluster(ctx context.Context, run *policyRun) steps.Result {
 	var err error
-	if run.os, err = clusterClient(ctx, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name); err != nil {
+	if run.osClient, err = clusterClient(ctx, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name); err != nil {
 		return r.degraded(run.p, err)
 	}
 	return steps.Continue()
@@ -131,7 +132,7 @@ func (r *SnapshotPolicyReconciler) registerRepository(ctx context.Context, run *
 		return steps.Continue()
 	}
 	typ, settings := repositorySettings(p.Spec.Repository)
-	if err := run.os.PutRepository(ctx, p.Spec.Repository.Name, typ, settings); err != nil {
+	if err := run.osClient.PutRepository(ctx, p.Spec.Repository.Name, typ, settings); err != nil {
 		f := classify(err)
 		return r.degraded(p, &reasonError{reason: v1alpha1.ReasonRepositoryError, message: "registering repository " + p.Spec.Repository.Name + ": " + f.message, transient: true})
 	}

@@ -236,12 +236,12 @@ func osClient(t *testing.T, url string) *opensearch.Client {
 }
 
 // ingest writes vectors into the index by id (0..n-1) and refreshes it, so they are searchable.
-func ingest(t *testing.T, os *opensearch.Client, index string, v dataset.Vectors) {
+func ingest(t *testing.T, osClient *opensearch.Client, index string, v dataset.Vectors) {
 	t.Helper()
-	if err := bench.Ingest(t.Context(), os, index, "embedding", v, 1000, nil); err != nil {
+	if err := bench.Ingest(t.Context(), osClient, index, "embedding", v, 1000, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Refresh(t.Context(), index); err != nil {
+	if err := osClient.Refresh(t.Context(), index); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -37,7 +37,7 @@ func tuningTable() autotune.Table {
 func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	raw, _ := json.Marshal(tuningTable())
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-results", Namespace: e.ns}, Data: map[string]string{"results.json": string(raw)}})
@@ -49,7 +49,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	e.create(vi)
 	e.waitIndexReady(vi)
 	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
-	ingest(t, os, vi.Spec.IndexName, base)
+	ingest(t, osClient, vi.Spec.IndexName, base)
 
 	waitSlices := func(want int32, mode string) {
 		t.Helper()
@@ -57,7 +57,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
 				return false, err.Error()
 			}
-			live := liveIndex(t, os, vi.Spec.IndexName).Settings
+			live := liveIndex(t, osClient, vi.Spec.IndexName).Settings
 			ts := vi.Status.Tuning
 			if ts == nil {
 				return false, "no tuning status yet"
@@ -69,7 +69,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	}
 	waitSlices(4, "all")
 	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionTuned, metav1.ConditionTrue, v1alpha1.ReasonTuned, 10*time.Second)
-	if s := liveIndex(t, os, vi.Spec.IndexName).Settings["index.search.concurrent.max_slice_count"]; s != "4" {
+	if s := liveIndex(t, osClient, vi.Spec.IndexName).Settings["index.search.concurrent.max_slice_count"]; s != "4" {
 		t.Errorf("idle: max_slice_count %s, want 4", s)
 	}
 
@@ -81,7 +81,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 		go func(c int) {
 			defer wg.Done()
 			for q := c; ctx.Err() == nil; q = (q + 1) % queries.Len() {
-				_, _ = os.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", queries.At(q), 10))
+				_, _ = osClient.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", queries.At(q), 10))
 			}
 		}(c)
 	}

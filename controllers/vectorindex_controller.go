@@ -64,11 +64,11 @@ type VectorIndexReconciler struct {
 
 // indexRun is one reconcile's working state, shared by its steps.
 type indexRun struct {
-	vi    *v1alpha1.VectorIndex
-	os    *opensearch.Client
-	name  string
-	owner indexspec.Owner
-	live  *opensearch.Index
+	vi       *v1alpha1.VectorIndex
+	osClient *opensearch.Client
+	name     string
+	owner    indexspec.Owner
+	live     *opensearch.Index
 	// progressing is set by a step that changed OpenSearch and expects more to settle.
 	progressing string
 	// tunedSlices is the autotuner's slice setting, nil when tuning is off or undecided.
@@ -196,15 +196,15 @@ type conflictError struct{ msg string }
 func (e *conflictError) Error() string { return e.msg }
 
 func (r *VectorIndexReconciler) resolveCluster(ctx context.Context, run *indexRun) error {
-	os, err := clusterClient(ctx, r.Client, r.Resolver, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
-	run.os = os
+	osClient, err := clusterClient(ctx, r.Client, r.Resolver, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
+	run.osClient = osClient
 	return err
 }
 
 func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) error {
 	st := &run.vi.Status
 	st.IndexName = run.name
-	live, err := run.os.GetIndex(ctx, run.name)
+	live, err := run.osClient.GetIndex(ctx, run.name)
 	switch {
 	case opensearch.IsNotFound(err) && run.vi.Spec.RestoreFrom != nil && st.IndexUUID == "":
 		return r.restoreIndex(ctx, run)
@@ -239,7 +239,7 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	if err != nil {
 		return err
 	}
-	if err := run.os.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner)); err != nil {
+	if err := run.osClient.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner)); err != nil {
 		if opensearch.ErrorType(err) == "resource_already_exists_exception" {
 			return fmt.Errorf("index %s appeared while being created; retrying: %w", run.name, err)
 		}
@@ -251,7 +251,7 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	} else {
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonCreated, "Create", "created index %s", run.name)
 	}
-	live, err := run.os.GetIndex(ctx, run.name)
+	live, err := run.osClient.GetIndex(ctx, run.name)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 	if err != nil {
 		return err
 	}
-	shards, err := run.os.SnapshotIndexShards(ctx, src.Repository, src.Snapshot, src.Index)
+	shards, err := run.osClient.SnapshotIndexShards(ctx, src.Repository, src.Snapshot, src.Index)
 	if opensearch.IsNotFound(err) {
 		return &reasonError{reason: v1alpha1.ReasonSnapshotIndexNotFound, message: fmt.Sprintf("snapshot %s/%s does not hold index %s: %v", src.Repository, src.Snapshot, src.Index, err)}
 	}
@@ -285,7 +285,7 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 	if err := r.Status().Update(ctx, run.vi); err != nil {
 		return err
 	}
-	if err := run.os.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name); err != nil {
+	if err := run.osClient.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name); err != nil {
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonRestoreFailed, "Restore", "restoring %s from %s/%s: %v", src.Index, src.Repository, src.Snapshot, err)
 		return err
 	}
@@ -326,14 +326,14 @@ func (r *VectorIndexReconciler) restoreInterrupted(ctx context.Context, run *ind
 	if rec == nil || run.vi.Status.IndexUUID != "" || run.vi.Spec.RestoreFrom == nil {
 		return false
 	}
-	repo, snap, err := run.os.RestoredFrom(ctx, run.name)
+	repo, snap, err := run.osClient.RestoredFrom(ctx, run.name)
 	return err == nil && repo == rec.Repository && snap == rec.Snapshot
 }
 
 // takeRestored checks the restored mapping against the spec and marks the index as this
 // object's.
 func (r *VectorIndexReconciler) takeRestored(ctx context.Context, run *indexRun, src v1alpha1.RestoreStatus) error {
-	live, err := run.os.GetIndex(ctx, run.name)
+	live, err := run.osClient.GetIndex(ctx, run.name)
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func (r *VectorIndexReconciler) takeRestored(ctx context.Context, run *indexRun,
 	if len(diff.Conflicts) > 0 {
 		return &conflictError{msg: fmt.Sprintf("index %s restored from %s/%s does not match the spec: %s", run.name, src.Repository, src.Snapshot, strings.Join(diff.Conflicts, "; "))}
 	}
-	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
+	if err := run.osClient.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonRestored, "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, src.Repository, src.Snapshot, src.Index)
@@ -390,7 +390,7 @@ func (r *VectorIndexReconciler) adopt(ctx context.Context, run *indexRun, live *
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonConflict, "Adopt", "%s", msg)
 		return &conflictError{msg: msg}
 	}
-	if err := run.os.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
+	if err := run.osClient.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonAdopted, "Adopt", "adopted existing index %s", run.name)
@@ -409,7 +409,7 @@ func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *index
 	if len(diff) == 0 {
 		return nil
 	}
-	if err := run.os.PutSettings(ctx, run.name, diff); err != nil {
+	if err := run.osClient.PutSettings(ctx, run.name, diff); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(diff))
@@ -433,7 +433,7 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 	if len(diff.Missing) == 0 {
 		return nil
 	}
-	if err := run.os.PutMapping(ctx, run.name, diff.Missing); err != nil {
+	if err := run.osClient.PutMapping(ctx, run.name, diff.Missing); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(diff.Missing))
@@ -453,7 +453,11 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	st := &run.vi.Status
 	st.Health, st.DocsCount, st.Segments, st.StoreSizeBytes = stats.Health, stats.DocsCount, stats.Segments, stats.StoreSizeBytes
 	st.ConcurrentSearchMode = run.live.Settings[indexspec.SettingConcurrentMode]
-	fmt.Sscan(run.live.Settings[indexspec.SettingMaxSliceCount], &st.MaxSliceCount)
+	// Unset reads as 0, OpenSearch's default.
+	st.MaxSliceCount = 0
+	if v, err := strconv.ParseInt(run.live.Settings[indexspec.SettingMaxSliceCount], 10, 32); err == nil {
+		st.MaxSliceCount = int32(v)
+	}
 	source := "spec"
 	if run.tunedSlices != nil {
 		source = "autotune"
@@ -473,7 +477,7 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 // indexStats reads the index's figures once per reconcile.
 func (run *indexRun) indexStats(ctx context.Context) (opensearch.IndexStats, error) {
 	if run.stats == nil {
-		s, err := run.os.Stats(ctx, run.name)
+		s, err := run.osClient.Stats(ctx, run.name)
 		if err != nil {
 			return s, err
 		}
@@ -517,7 +521,7 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 	if err != nil {
 		return err
 	}
-	live, err := run.os.GetIndex(ctx, run.name)
+	live, err := run.osClient.GetIndex(ctx, run.name)
 	if opensearch.IsNotFound(err) {
 		return nil
 	}
@@ -535,14 +539,14 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		}
 		fallthrough
 	case v1alpha1.DeletionPolicyDelete:
-		if err := run.os.DeleteIndex(ctx, run.name); err != nil {
+		if err := run.osClient.DeleteIndex(ctx, run.name); err != nil {
 			return err
 		}
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexDeleted, "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
 		return nil
 	}
 	// Retain: release ownership so another VectorIndex can adopt the index later.
-	if err := run.os.PutMeta(ctx, run.name, map[string]any{}); err != nil {
+	if err := run.osClient.PutMeta(ctx, run.name, map[string]any{}); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s retained (deletionPolicy Retain)", run.name)
@@ -554,11 +558,11 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 func (r *VectorIndexReconciler) finalSnapshot(ctx context.Context, run *indexRun) error {
 	repo := run.vi.Spec.SnapshotRepository
 	name := fmt.Sprintf("%s-final-%s", run.name, shortUID(run.vi.UID))
-	info, err := run.os.GetSnapshot(ctx, repo, name)
+	info, err := run.osClient.GetSnapshot(ctx, repo, name)
 	switch {
 	case opensearch.IsNotFound(err):
-		meta := map[string]any{"vectorpilot.io/final-snapshot-of": run.owner.String()}
-		if err := run.os.CreateSnapshot(ctx, repo, name, []string{run.name}, meta); err != nil {
+		metadata := map[string]any{"vectorpilot.io/final-snapshot-of": run.owner.String()}
+		if err := run.osClient.CreateSnapshot(ctx, repo, name, []string{run.name}, metadata); err != nil {
 			return &reasonError{reason: v1alpha1.ReasonFinalSnapshotFailed, message: fmt.Sprintf("starting final snapshot %s/%s: %v; the index is kept", repo, name, err), transient: true}
 		}
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonFinalSnapshotStarted, "Delete", "final snapshot %s/%s of index %s", repo, name, run.name)
@@ -572,7 +576,7 @@ func (r *VectorIndexReconciler) finalSnapshot(ctx context.Context, run *indexRun
 		return nil
 	case "FAILED", "PARTIAL":
 		// Drop the failed attempt so the next try starts afresh; nothing is deleted.
-		_ = run.os.DeleteSnapshot(ctx, repo, name)
+		_ = run.osClient.DeleteSnapshot(ctx, repo, name)
 		msg := fmt.Sprintf("final snapshot %s/%s ended %s (%s); the index is kept and the snapshot retried", repo, name, info.State, strings.Join(info.Failures, "; "))
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonFinalSnapshotFailed, "Delete", "%s", msg)
 		return &reasonError{reason: v1alpha1.ReasonFinalSnapshotFailed, message: msg, transient: true}

@@ -64,7 +64,7 @@ func property(t *testing.T, idx *opensearch.Index, field string) map[string]any 
 func TestIndexCreatedWithExactMappingAndSettings(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	sc := e.cluster("vectors", url)
 	vi := luceneIndex(e, "products")
 	e.create(vi)
@@ -74,7 +74,7 @@ func TestIndexCreatedWithExactMappingAndSettings(t *testing.T) {
 		t.Errorf("SearchCluster status = %+v", sc.Status)
 	}
 
-	idx := liveIndex(t, os, vi.Spec.IndexName)
+	idx := liveIndex(t, osClient, vi.Spec.IndexName)
 	for k, want := range map[string]string{
 		"index.number_of_shards": "2", "index.number_of_replicas": "0", "index.refresh_interval": "2s", "index.knn": "true",
 		"index.knn.algo_param.ef_search": "64", "index.search.concurrent_segment_search.mode": "auto", "index.search.concurrent.max_slice_count": "2",
@@ -105,7 +105,7 @@ func TestIndexCreatedWithExactMappingAndSettings(t *testing.T) {
 func TestDynamicSettingsAndNewFieldsConverge(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "tuned")
 	e.create(vi)
@@ -122,7 +122,7 @@ func TestDynamicSettingsAndNewFieldsConverge(t *testing.T) {
 		})
 	})
 	e.waitIndexReady(vi)
-	idx := liveIndex(t, os, vi.Spec.IndexName)
+	idx := liveIndex(t, osClient, vi.Spec.IndexName)
 	for k, want := range map[string]string{
 		"index.number_of_replicas": "1", "index.knn.algo_param.ef_search": "200", "index.refresh_interval": "30s",
 		"index.search.concurrent_segment_search.mode": "all", "index.search.concurrent.max_slice_count": "4",
@@ -150,7 +150,7 @@ func TestDynamicSettingsAndNewFieldsConverge(t *testing.T) {
 func TestDeletionPolicies(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 
 	deleted := luceneIndex(e, "deleted")
@@ -179,20 +179,20 @@ func TestDeletionPolicies(t *testing.T) {
 		}
 		return n == 0, fmt.Sprintf("%d VectorIndexes still present", n)
 	})
-	if _, err := os.GetIndex(t.Context(), deleted.Spec.IndexName); !opensearch.IsNotFound(err) {
+	if _, err := osClient.GetIndex(t.Context(), deleted.Spec.IndexName); !opensearch.IsNotFound(err) {
 		t.Errorf("index of a Delete-policy VectorIndex still exists (err %v)", err)
 	}
-	idx := liveIndex(t, os, retained.Spec.IndexName)
+	idx := liveIndex(t, osClient, retained.Spec.IndexName)
 	if len(idx.Meta) != 0 {
 		t.Errorf("retained index still carries ownership _meta %v", idx.Meta)
 	}
-	t.Cleanup(func() { _ = os.DeleteIndex(t.Context(), retained.Spec.IndexName) })
+	t.Cleanup(func() { _ = osClient.DeleteIndex(t.Context(), retained.Spec.IndexName) })
 }
 
 func TestAdoptionOnlyWhenTheMappingMatches(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 
 	// An index made outside the operator with exactly the declared mapping is adopted.
@@ -201,25 +201,25 @@ func TestAdoptionOnlyWhenTheMappingMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.CreateIndex(t.Context(), matching.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 2, "index.number_of_replicas": 0}, props, nil); err != nil {
+	if err := osClient.CreateIndex(t.Context(), matching.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 2, "index.number_of_replicas": 0}, props, nil); err != nil {
 		t.Fatal(err)
 	}
-	before := liveIndex(t, os, matching.Spec.IndexName).UUID
+	before := liveIndex(t, osClient, matching.Spec.IndexName).UUID
 	e.create(matching)
 	e.waitIndexReady(matching)
 	e.waitEvent(matching.Name, "Adopted")
-	if idx := liveIndex(t, os, matching.Spec.IndexName); idx.UUID != before || idx.Meta[indexspec.MetaUID] != string(matching.UID) {
+	if idx := liveIndex(t, osClient, matching.Spec.IndexName); idx.UUID != before || idx.Meta[indexspec.MetaUID] != string(matching.UID) {
 		t.Errorf("adopted index uuid %s (was %s), _meta %v", idx.UUID, before, idx.Meta)
 	}
 
 	// One with another dimension is a conflict, and is never touched, not even on delete.
 	conflicting := luceneIndex(e, "conflicting")
 	other := map[string]any{"embedding": map[string]any{"type": "knn_vector", "dimension": 8, "method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": "l2"}}}
-	if err := os.CreateIndex(t.Context(), conflicting.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 1, "index.number_of_replicas": 0}, other, nil); err != nil {
+	if err := osClient.CreateIndex(t.Context(), conflicting.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 1, "index.number_of_replicas": 0}, other, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.DeleteIndex(t.Context(), conflicting.Spec.IndexName) })
-	beforeIdx := liveIndex(t, os, conflicting.Spec.IndexName)
+	t.Cleanup(func() { _ = osClient.DeleteIndex(t.Context(), conflicting.Spec.IndexName) })
+	beforeIdx := liveIndex(t, osClient, conflicting.Spec.IndexName)
 	e.create(conflicting)
 	e.waitCondition(conflicting, func() []metav1.Condition { return conflicting.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonConflict, 30*time.Second)
 	msg := conditionMessage(conflicting, v1alpha1.ConditionDegraded)
@@ -232,7 +232,7 @@ func TestAdoptionOnlyWhenTheMappingMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitEvent(conflicting.Name, "IndexRetained")
-	after := liveIndex(t, os, conflicting.Spec.IndexName)
+	after := liveIndex(t, osClient, conflicting.Spec.IndexName)
 	if after.UUID != beforeIdx.UUID || len(after.Meta) != 0 || after.Settings["index.refresh_interval"] != beforeIdx.Settings["index.refresh_interval"] || len(after.Properties) != 1 {
 		t.Errorf("conflicting index was touched: before %+v after %+v", beforeIdx, after)
 	}
@@ -252,27 +252,27 @@ func conditionMessageOf(conds []metav1.Condition, typ string) string {
 func TestOutOfBandDriftIsRepaired(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 	vi := luceneIndex(e, "drifting")
 	e.create(vi)
 	e.waitIndexReady(vi)
 
-	if err := os.PutSettings(t.Context(), vi.Spec.IndexName, map[string]any{"index.number_of_replicas": 3, "index.search.concurrent.max_slice_count": 9}); err != nil {
+	if err := osClient.PutSettings(t.Context(), vi.Spec.IndexName, map[string]any{"index.number_of_replicas": 3, "index.search.concurrent.max_slice_count": 9}); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(30*time.Second, func() (bool, string) {
-		s := liveIndex(t, os, vi.Spec.IndexName).Settings
+		s := liveIndex(t, osClient, vi.Spec.IndexName).Settings
 		return s["index.number_of_replicas"] == "0" && s["index.search.concurrent.max_slice_count"] == "2", fmt.Sprintf("replicas %s slices %s", s["index.number_of_replicas"], s["index.search.concurrent.max_slice_count"])
 	})
 
 	first := vi.Status.IndexUUID
-	if err := os.DeleteIndex(t.Context(), vi.Spec.IndexName); err != nil {
+	if err := osClient.DeleteIndex(t.Context(), vi.Spec.IndexName); err != nil {
 		t.Fatal(err)
 	}
 	e.waitEvent(vi.Name, "IndexRecreated")
 	e.eventually(30*time.Second, func() (bool, string) {
-		idx, err := os.GetIndex(t.Context(), vi.Spec.IndexName)
+		idx, err := osClient.GetIndex(t.Context(), vi.Spec.IndexName)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -284,7 +284,7 @@ func TestOutOfBandDriftIsRepaired(t *testing.T) {
 func TestFaissAndNmslibMappings(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 
 	faiss := luceneIndex(e, "faiss")
@@ -296,13 +296,13 @@ func TestFaissAndNmslibMappings(t *testing.T) {
 	faiss.Spec.AdditionalSettings = map[string]string{"index.knn.advanced.approximate_threshold": "-1"}
 	e.create(faiss)
 	e.waitIndexReady(faiss)
-	idx := liveIndex(t, os, faiss.Spec.IndexName)
+	idx := liveIndex(t, osClient, faiss.Spec.IndexName)
 	if p := property(t, idx, "bits"); !strings.EqualFold(fmt.Sprint(p["data_type"]), "binary") {
 		t.Errorf("bits mapping = %v", p)
 	}
 	base, queries := dataset.Generate(dataset.Spec{Count: 300, Queries: 5, Dim: 16, Seed: 3})
-	ingest(t, os, faiss.Spec.IndexName, base)
-	got, err := bench.SearchIDs(t.Context(), os, faiss.Spec.IndexName, "embedding", queries, 5)
+	ingest(t, osClient, faiss.Spec.IndexName, base)
+	got, err := bench.SearchIDs(t.Context(), osClient, faiss.Spec.IndexName, "embedding", queries, 5)
 	if err != nil || len(got[0]) != 5 {
 		t.Fatalf("faiss query: %v, %v", got, err)
 	}
@@ -331,7 +331,7 @@ func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = node.Destroy() })
-	os := osClient(t, node.URL)
+	osClient := osClient(t, node.URL)
 	sc := e.cluster("vectors", node.URL)
 	vi := luceneIndex(e, "survivor")
 	e.create(vi)
@@ -351,7 +351,7 @@ func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
 	}
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
 	e.waitIndexReady(vi)
-	resp, err := os.GetIndex(t.Context(), vi.Spec.IndexName)
+	resp, err := osClient.GetIndex(t.Context(), vi.Spec.IndexName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestUnreachableEndpointIsReported(t *testing.T) {
 func TestCrashAfterCreateLeavesOneIndexWithOneOwner(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
-	os := osClient(t, url)
+	osClient := osClient(t, url)
 	vi := luceneIndex(e, "interrupted")
 	// Created while the SearchCluster does not exist yet, so the operator cannot act first.
 	e.create(vi)
@@ -431,10 +431,10 @@ func TestCrashAfterCreateLeavesOneIndexWithOneOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}
-	if err := os.CreateIndex(t.Context(), vi.Spec.IndexName, indexspec.CreateSettings(&vi.Spec), props, indexspec.MetaOf(owner)); err != nil {
+	if err := osClient.CreateIndex(t.Context(), vi.Spec.IndexName, indexspec.CreateSettings(&vi.Spec), props, indexspec.MetaOf(owner)); err != nil {
 		t.Fatal(err)
 	}
-	uuid := liveIndex(t, os, vi.Spec.IndexName).UUID
+	uuid := liveIndex(t, osClient, vi.Spec.IndexName).UUID
 	e.cluster("vectors", url)
 	e.waitIndexReady(vi)
 	if vi.Status.IndexUUID != uuid {

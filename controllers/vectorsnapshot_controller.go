@@ -43,7 +43,7 @@ type VectorSnapshotReconciler struct {
 	Options  Options
 }
 
-// Reconcile: resolve cluster → start the snapshot once → follow it until it ends.
+// Reconcile resolves the cluster, starts the snapshot once and follows it until it ends.
 func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var vs v1alpha1.VectorSnapshot
 	if err := r.Get(ctx, req.NamespacedName, &vs); err != nil {
@@ -74,13 +74,13 @@ func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // snapshotRun is one reconcile of a VectorSnapshot.
 type snapshotRun struct {
-	vs *v1alpha1.VectorSnapshot
-	os *opensearch.Client
+	vs       *v1alpha1.VectorSnapshot
+	osClient *opensearch.Client
 }
 
 func (r *VectorSnapshotReconciler) resolveCluster(ctx context.Context, s *snapshotRun) steps.Result {
 	var err error
-	if s.os, err = clusterClient(ctx, r.Client, r.Resolver, s.vs.Namespace, s.vs.Spec.ClusterRef.Name); err != nil {
+	if s.osClient, err = clusterClient(ctx, r.Client, r.Resolver, s.vs.Namespace, s.vs.Spec.ClusterRef.Name); err != nil {
 		return r.retry(s.vs, err)
 	}
 	return steps.Continue()
@@ -104,7 +104,7 @@ func (r *VectorSnapshotReconciler) fail(vs *v1alpha1.VectorSnapshot, reason, msg
 // startSnapshot starts the snapshot once; a start that cannot happen within the start
 // timeout fails it.
 func (r *VectorSnapshotReconciler) startSnapshot(ctx context.Context, s *snapshotRun) steps.Result {
-	vs, st, os := s.vs, &s.vs.Status, s.os
+	vs, st, osClient := s.vs, &s.vs.Status, s.osClient
 	fail := func(reason, msg string) steps.Result { return r.fail(vs, reason, msg) }
 	if st.SnapshotName == "" {
 		indices, err := r.indexNames(ctx, vs)
@@ -113,7 +113,7 @@ func (r *VectorSnapshotReconciler) startSnapshot(ctx context.Context, s *snapsho
 		}
 		name := snapshotName(vs)
 		meta := map[string]any{"vectorpilot.io/snapshot": vs.Namespace + "/" + vs.Name, "vectorpilot.io/uid": string(vs.UID)}
-		if err := os.CreateSnapshot(ctx, vs.Spec.Repository, name, indices, meta); err != nil && opensearch.ErrorType(err) != "invalid_snapshot_name_exception" {
+		if err := osClient.CreateSnapshot(ctx, vs.Spec.Repository, name, indices, meta); err != nil && opensearch.ErrorType(err) != "invalid_snapshot_name_exception" {
 			f := classify(err)
 			// The repository may be about to be registered (by a policy created alongside).
 			f.transient = f.transient || opensearch.ErrorType(err) == "repository_missing_exception"
@@ -136,9 +136,9 @@ func (r *VectorSnapshotReconciler) startSnapshot(ctx context.Context, s *snapsho
 // followProgress reads the running snapshot: Succeeded, Failed, stalled (aborted and
 // Failed), or still moving.
 func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapshotRun) steps.Result {
-	vs, st, os := s.vs, &s.vs.Status, s.os
+	vs, st, osClient := s.vs, &s.vs.Status, s.osClient
 	fail := func(reason, msg string) steps.Result { return r.fail(vs, reason, msg) }
-	info, err := os.GetSnapshot(ctx, vs.Spec.Repository, st.SnapshotName)
+	info, err := osClient.GetSnapshot(ctx, vs.Spec.Repository, st.SnapshotName)
 	if opensearch.IsNotFound(err) {
 		return fail(v1alpha1.ReasonSnapshotMissing, fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
 	}
@@ -166,7 +166,7 @@ func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapsh
 		if err != nil {
 			msg += "; last status read failed: " + err.Error()
 		}
-		if abortErr := os.DeleteSnapshot(ctx, vs.Spec.Repository, st.SnapshotName); abortErr != nil {
+		if abortErr := osClient.DeleteSnapshot(ctx, vs.Spec.Repository, st.SnapshotName); abortErr != nil {
 			msg += "; abort failed: " + abortErr.Error()
 		} else {
 			msg += "; aborted"
@@ -268,11 +268,11 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotRetained, "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, effectiveDeletionPolicy(vs.Spec.DeletionPolicy, vs.Annotations))
 	}
 	if vs.Status.SnapshotName != "" && deleteFromRepository {
-		os, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
+		osClient, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
 		var ce *connect.Error
 		switch {
 		case err == nil:
-			if err := os.DeleteSnapshot(ctx, vs.Spec.Repository, vs.Status.SnapshotName); err != nil {
+			if err := osClient.DeleteSnapshot(ctx, vs.Spec.Repository, vs.Status.SnapshotName); err != nil {
 				return err
 			}
 			r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotDeleted, "Delete", "deleted snapshot %s/%s", vs.Spec.Repository, vs.Status.SnapshotName)

@@ -52,7 +52,7 @@ write_poms() {
 </project>
 POM
     modules+="<module>c$i</module>"
-  done < <(components)
+  done <<<"$table"
   cat >"$stage/pom/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
 <groupId>vectorpilot.assembly</groupId><artifactId>reactor</artifactId><version>1</version><packaging>pom</packaging>
@@ -87,6 +87,9 @@ drop_duplicates() {
   done
 }
 
+# Read once here, so a failure in it (an unset version) stops the script.
+table=$(components)
+
 log "fetching OpenSearch $OPENSEARCH_VERSION and k-NN $KNN_VERSION from Maven Central"
 write_poms
 (cd "$stage/pom" && mvn -q -B dependency:copy-dependencies) || die "Maven could not fetch the OpenSearch artifacts (see above)"
@@ -106,8 +109,9 @@ while IFS='|' read -r folder classname extended _; do
   parents=("$h/lib")
   for e in $extended; do [ "$e" != - ] && parents+=("$h/modules/$e"); done
   drop_duplicates "$h/$folder" "${parents[@]}"
-done < <(components)
+done <<<"$table"
 
+[ -f "$h/lib/opensearch-$OPENSEARCH_VERSION.jar" ] || die "the assembled home has no lib/opensearch-$OPENSEARCH_VERSION.jar"
 mkdir -p "$h/config" "$h/bin" "$h/logs"
 cp "$ROOT_DIR/hack/opensearch/log4j2.properties" "$h/config/"
 rm -rf "$home" && mv "$h" "$home" && rm -rf "$stage"

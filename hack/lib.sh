@@ -6,7 +6,7 @@ mkdir -p "$BIN_DIR"
 
 # The pinned versions (hack/versions.env), unless the environment sets one.
 while IFS='=' read -r key value; do
-  [[ $key =~ ^[A-Z_]+$ ]] || continue
+  [[ $key =~ ^[A-Z][A-Z0-9_]*$ ]] || continue
   [ -n "${!key:-}" ] || export "$key=$value"
 done < "$ROOT_DIR/hack/versions.env"
 

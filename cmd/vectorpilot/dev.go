@@ -29,7 +29,7 @@ func newDevCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer cp.Stop()
+			defer func() { _ = cp.Stop() }()
 			kubeconfig, err := cp.AdminKubeconfig()
 			if err != nil {
 				return err

@@ -69,7 +69,7 @@ type prediction struct {
 	note   string
 }
 
-// ErrNoMeasurement: no candidate setting has any measurement, so nothing can be chosen.
+// ErrNoMeasurement says no candidate setting has any measurement, so nothing can be chosen.
 var ErrNoMeasurement = errors.New("no measured setting among the candidates")
 
 // Decide picks a slice count for p.Clients of load.

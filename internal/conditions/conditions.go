@@ -13,11 +13,11 @@ import (
 type State int
 
 const (
-	// Ready: the declared state holds.
+	// Ready means the declared state holds.
 	Ready State = iota
-	// Progressing: the operator is making changes that have not finished yet.
+	// Progressing means the operator is making changes that have not finished yet.
 	Progressing
-	// Degraded: the declared state cannot be reached now; the reason says why.
+	// Degraded means the declared state cannot be reached now; the reason says why.
 	Degraded
 )
 

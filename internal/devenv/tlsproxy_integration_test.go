@@ -30,7 +30,7 @@ func TestTLSProxyTerminatesTLSAndChecksPasswords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop()
+	defer func() { _ = p.Stop() }()
 	get := func(ca []byte, user, password string) (int, error) {
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool(ca)}}}
 		req, _ := http.NewRequest(http.MethodGet, p.URL+"/", nil)

@@ -216,22 +216,22 @@ func Fingerprint(paths []string, literals ...string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// Archive returns bin/images/<name>-<fingerprint of inputs>.tar, building it with build
+// Archive returns bin/images/<image>-<fingerprint of inputs>.tar, building it with build
 // (given a scratch folder for its layers) only when no archive of those inputs exists.
-func Archive(root, name string, inputs []string, literals []string, build func(work string) (Image, error)) (string, error) {
+func Archive(root, image string, inputs []string, literals []string, build func(work string) (Image, error)) (string, error) {
 	fp, err := Fingerprint(inputs, literals...)
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Join(root, "bin", "images")
-	path := filepath.Join(dir, name+"-"+fp+".tar")
+	path := filepath.Join(dir, image+"-"+fp+".tar")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	work, err := os.MkdirTemp(dir, name+"-build-")
+	work, err := os.MkdirTemp(dir, image+"-build-")
 	if err != nil {
 		return "", err
 	}
@@ -244,7 +244,7 @@ func Archive(root, name string, inputs []string, literals []string, build func(w
 		return "", err
 	}
 	// Older archives of the same image are stale.
-	old, _ := filepath.Glob(filepath.Join(dir, name+"-*.tar"))
+	old, _ := filepath.Glob(filepath.Join(dir, image+"-*.tar"))
 	for _, o := range old {
 		if o != path {
 			_ = os.Remove(o)

@@ -474,9 +474,9 @@ func (c *Cluster) startControlPlane(root string) (kubeletCA []byte, err error) {
 	}
 	c.ControlPlane, err = devenv.StartControlPlaneWith(root, func(env *envtest.Environment) {
 		api := env.ControlPlane.GetAPIServer()
-		api.SecurePort, api.SecureServing.Address = port, c.HostIP
+		api.Port, api.Address = strconv.Itoa(port), c.HostIP
 		// envtest keeps certificates it finds in CertDir.
-		api.CertDir, api.SecureServing.CA = certDir, servingCA
+		api.CertDir, api.CA = certDir, servingCA
 		args := api.Configure()
 		args.Set("advertise-address", c.HostIP)
 		args.Set("service-cluster-ip-range", c.ServiceCIDR)
@@ -490,7 +490,7 @@ func (c *Cluster) startControlPlane(root string) (kubeletCA []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(c.work, "pki", "apiserver-ca.crt"), c.ControlPlane.Env.ControlPlane.APIServer.SecureServing.CA, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(c.work, "pki", "apiserver-ca.crt"), c.ControlPlane.Env.ControlPlane.APIServer.CA, 0o644); err != nil {
 		return nil, err
 	}
 	admin, err := c.ControlPlane.AdminKubeconfig()

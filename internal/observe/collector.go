@@ -85,7 +85,8 @@ func (c *Collector) Start(ctx context.Context) error {
 	}
 }
 
-// NeedLeaderElection: every replica serves metrics, but only the leader polls OpenSearch.
+// NeedLeaderElection is true: every replica serves metrics, but only the leader polls
+// OpenSearch.
 func (c *Collector) NeedLeaderElection() bool { return true }
 
 // Poll reads every cluster once and replaces the served snapshot.
@@ -116,8 +117,8 @@ func (c *Collector) Poll(ctx context.Context) {
 		// A cluster the SearchCluster controller already finds unreachable is not asked
 		// again here; it is reported as such.
 		if conditions.IsReady(sc.Status.Conditions) || sc.Status.Health != "" {
-			if os, err := c.Resolver.ClientFor(ctx, sc); err == nil {
-				if figs, err := os.Figures(ctx, names); err == nil {
+			if osClient, err := c.Resolver.ClientFor(ctx, sc); err == nil {
+				if figs, err := osClient.Figures(ctx, names); err == nil {
 					snap.reachable, snap.figures = true, figs
 				} else {
 					log.V(1).Info("reading cluster figures", "cluster", key, "error", err.Error())

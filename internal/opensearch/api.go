@@ -219,7 +219,7 @@ func (c *Client) Bulk(ctx context.Context, ndjson []byte) error {
 	for _, item := range resp.Items {
 		for op, r := range item {
 			// A create of an id that exists leaves that document as it is, as asked.
-			if r.Error != nil && !(op == "create" && r.Status == http.StatusConflict) {
+			if r.Error != nil && (op != "create" || r.Status != http.StatusConflict) {
 				if be.Failed == 0 {
 					be.First = r.Error.Type + ": " + r.Error.Reason
 				}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opensearch-project/opensearch-go/v4"
+	"k8s.io/utils/ptr"
 )
 
 // Config says how to reach a cluster. Credentials are held only in memory.
@@ -34,7 +35,7 @@ type Config struct {
 
 // Client talks to one OpenSearch cluster. It is safe for concurrent use.
 type Client struct {
-	os *opensearch.Client
+	api *opensearch.Client
 }
 
 // New returns a client for cfg. It makes no request.
@@ -60,18 +61,18 @@ func New(cfg Config) (*Client, error) {
 		// Retries of a failed call belong to the reconcile loop's backoff, which also
 		// records the failure in status; a hidden retry here would only delay that.
 		DisableRetry:          true,
-		DiscoverNodesOnStart:  opensearch.ToPointer(false),
+		DiscoverNodesOnStart:  ptr.To(false),
 		HealthCheckMaxRetries: -1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opensearch client for %s: %w", cfg.Endpoint, err)
 	}
-	return &Client{os: c}, nil
+	return &Client{api: c}, nil
 }
 
 // Close stops the client's background work (opensearch-go polls node statistics) and
 // closes its idle connections. Requests under way finish.
-func (c *Client) Close() { _ = c.os.Close() }
+func (c *Client) Close() { _ = c.api.Close() }
 
 // clientTLS is the TLS configuration of cfg: the given CA as the only trusted root when
 // there is one (a private CA must not be diluted by the system's), the system roots
@@ -142,7 +143,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any, out any)
 			return fmt.Errorf("encoding %s %s: %w", method, path, err)
 		}
 	}
-	resp, err := c.os.Do(ctx, method, request{path: path, body: raw, ndjson: ndjson}, nil)
+	// The body is read below, so the client is asked not to decode it (NoBody).
+	resp, err := opensearch.Do(ctx, c.api, method, request{path: path, body: raw, ndjson: ndjson}, (*opensearch.NoBody)(nil))
 	if err != nil {
 		return &TransportError{Op: method + " " + redactPath(path), Err: err}
 	}

@@ -44,14 +44,14 @@ type ClusterFigures struct {
 // OpenSearch's default 4 KB request line.
 const maxIndexPathBytes = 2048
 
-// pathBatches joins escaped index names with commas into parts of at most max bytes (a
+// pathBatches joins escaped index names with commas into parts of at most limit bytes (a
 // single longer name makes a part of its own).
-func pathBatches(names []string, max int) []string {
+func pathBatches(names []string, limit int) []string {
 	var out []string
 	var cur strings.Builder
 	for _, n := range names {
 		e := url.PathEscape(n)
-		if cur.Len() > 0 && cur.Len()+1+len(e) > max {
+		if cur.Len() > 0 && cur.Len()+1+len(e) > limit {
 			out = append(out, cur.String())
 			cur.Reset()
 		}

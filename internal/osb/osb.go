@@ -4,10 +4,10 @@
 package osb
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -89,24 +89,25 @@ func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 // float32s) and neighbors.bin (rows, k, uint32 ids, float32 distances).
 func WriteBigANN(dir string, queries dataset.Vectors, exact [][]dataset.Neighbor) (queriesPath, neighborsPath string, err error) {
 	queriesPath, neighborsPath = filepath.Join(dir, "queries.fbin"), filepath.Join(dir, "neighbors.bin")
-	var q bytes.Buffer
-	binary.Write(&q, binary.LittleEndian, [2]uint32{uint32(queries.Len()), uint32(queries.Dim)})
-	binary.Write(&q, binary.LittleEndian, queries.Data)
-	if err := os.WriteFile(queriesPath, q.Bytes(), 0o644); err != nil {
+	le := binary.LittleEndian
+	q := le.AppendUint32(le.AppendUint32(nil, uint32(queries.Len())), uint32(queries.Dim))
+	for _, x := range queries.Data {
+		q = le.AppendUint32(q, math.Float32bits(x))
+	}
+	if err := os.WriteFile(queriesPath, q, 0o644); err != nil {
 		return "", "", err
 	}
 	k := len(exact[0])
-	var n bytes.Buffer
-	binary.Write(&n, binary.LittleEndian, [2]uint32{uint32(len(exact)), uint32(k)})
+	n := le.AppendUint32(le.AppendUint32(nil, uint32(len(exact))), uint32(k))
 	for _, row := range exact {
 		for _, nb := range row {
-			binary.Write(&n, binary.LittleEndian, uint32(nb.ID))
+			n = le.AppendUint32(n, uint32(nb.ID))
 		}
 	}
 	for _, row := range exact {
 		for _, nb := range row {
-			binary.Write(&n, binary.LittleEndian, nb.Distance)
+			n = le.AppendUint32(n, math.Float32bits(nb.Distance))
 		}
 	}
-	return queriesPath, neighborsPath, os.WriteFile(neighborsPath, n.Bytes(), 0o644)
+	return queriesPath, neighborsPath, os.WriteFile(neighborsPath, n, 0o644)
 }

@@ -17,7 +17,9 @@ import (
 type Parts int
 
 const (
+	// Kube is a real kube-apiserver + etcd with the CRDs.
 	Kube Parts = 1 << iota
+	// OpenSearch is one real OpenSearch node with k-NN, shared by the package's tests.
 	OpenSearch
 	// Scheduling adds the real kube-scheduler and kube-controller-manager to Kube.
 	Scheduling
@@ -49,7 +51,7 @@ func Main(m *testing.M, parts Parts) int {
 		if controlPlane, err = devenv.StartControlPlane(root); err != nil {
 			return fail(err)
 		}
-		defer controlPlane.Stop()
+		defer func() { _ = controlPlane.Stop() }()
 		if parts&Scheduling != 0 {
 			if err := controlPlane.StartScheduling(); err != nil {
 				return fail(err)
@@ -68,7 +70,7 @@ func Main(m *testing.M, parts Parts) int {
 			if err != nil {
 				return fail(fmt.Errorf("real OpenSearch node could not start (hack/install-opensearch.sh assembles it from Maven Central): %w", err))
 			}
-			defer node.Destroy()
+			defer func() { _ = node.Destroy() }()
 			nodeURL = node.URL
 		}
 	}

@@ -84,14 +84,14 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 			Repository: v1alpha1.SnapshotRepository{Name: ns + "-fs", FS: &v1alpha1.FSRepository{Location: ns}},
 			Retention:  v1alpha1.SnapshotRetention{MaxCount: ptr.To[int32](2)}},
 	}))
-	os, err := opensearch.New(opensearch.Config{Endpoint: url})
+	osClient, err := opensearch.New(opensearch.Config{Endpoint: url})
 	must(t, err)
 
 	used := vptest.UsedMetrics(t)
 	var missing []string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
 		_ = k8s.Get(ctx, client.ObjectKeyFromObject(vi), vi)
-		_, _ = os.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", make([]float32, 8), 1))
+		_, _ = osClient.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", make([]float32, 8), 1))
 		if !meta.IsStatusConditionTrue(vi.Status.Conditions, v1alpha1.ConditionTuned) {
 			continue
 		}
