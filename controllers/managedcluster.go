@@ -24,7 +24,6 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
-	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
@@ -50,14 +49,16 @@ type HealthSource interface {
 // openSearchHealth is the cluster's own health: the status the reconcile's probe has just
 // read into status.health ("" when OpenSearch did not answer), and the shard table when
 // it is yellow.
-type openSearchHealth struct{ resolver *connect.Resolver }
+type openSearchHealth struct {
+	openSearch func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error)
+}
 
 func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health {
 	out := rollout.Health{Status: sc.Status.Health}
 	if out.Status != "yellow" {
 		return out
 	}
-	osClient, err := h.resolver.ClientFor(ctx, sc)
+	osClient, err := h.openSearch(ctx, sc)
 	if err != nil {
 		return rollout.Health{}
 	}
@@ -262,7 +263,7 @@ func (r *SearchClusterReconciler) observeVariants(ctx context.Context, sc *v1alp
 	if sc.Status.Health == "" {
 		return // the probe found OpenSearch unreachable
 	}
-	osClient, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return
 	}
@@ -414,7 +415,7 @@ func restartsReadyPod(plan rollout.Plan, pods []rollout.Pod) bool {
 // prepareRestart restricts allocation to primaries and flushes, before a serving node
 // goes down. A node that is not ready is restarted without it: its cluster may not answer.
 func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alpha1.SearchCluster) error {
-	osClient, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -433,7 +434,7 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 // allowAllocation lifts the restriction prepareRestart set. A persistent primaries setting
 // found here is taken to be the rollout's own.
 func (r *SearchClusterReconciler) allowAllocation(ctx context.Context, sc *v1alpha1.SearchCluster) error {
-	osClient, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -448,7 +449,7 @@ func (r *SearchClusterReconciler) health() HealthSource {
 	if r.Options.ClusterHealth != nil {
 		return r.Options.ClusterHealth
 	}
-	return openSearchHealth{resolver: r.Resolver}
+	return openSearchHealth{openSearch: r.clusterAPIFor}
 }
 
 // setManagedConditions: unschedulable pods first (they need a person or an autoscaler),

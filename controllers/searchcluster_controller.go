@@ -24,6 +24,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
@@ -45,8 +46,31 @@ type SearchClusterReconciler struct {
 	Recorder  recorder.EventRecorder
 	Options   Options
 
+	// openSearch, when set, replaces the Resolver (unit tests give a fake).
+	openSearch func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error)
+
 	nodesMu sync.Mutex
 	nodes   map[string]nodeLevel
+}
+
+// clusterAPI is what a SearchCluster reconcile asks of OpenSearch; *opensearch.Client
+// answers it, and the unit tests' fake does.
+type clusterAPI interface {
+	Info(ctx context.Context) (opensearch.ClusterInfo, error)
+	PluginVersion(ctx context.Context, name string) (string, error)
+	NodeVariants(ctx context.Context) ([]opensearch.NodeVariant, error)
+	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
+	PersistentClusterSetting(ctx context.Context, key string) (string, error)
+	PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error
+	Flush(ctx context.Context) error
+}
+
+// clusterAPIFor is the OpenSearch client of sc.
+func (r *SearchClusterReconciler) clusterAPIFor(ctx context.Context, sc *v1alpha1.SearchCluster) (clusterAPI, error) {
+	if r.openSearch != nil {
+		return r.openSearch(ctx, sc)
+	}
+	return r.Resolver.ClientFor(ctx, sc)
 }
 
 // KNNPluginName is the k-NN plugin's component name in _cat/plugins.
@@ -118,7 +142,7 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 		}
 		return res
 	}
-	osClient, err := r.Resolver.ClientFor(ctx, sc)
+	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return fail(err)
 	}
