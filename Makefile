@@ -53,7 +53,7 @@ generate: tools
 ## lint: golangci-lint (.golangci.yml: go vet, staticcheck, errcheck, revive, predeclared,
 ## import shadowing, gofmt, import grouping) and shellcheck (hack/, .ci/)
 lint: tools
-	$(BIN)/golangci-lint run ./...
+	$(BIN)/golangci-lint run --allow-parallel-runners ./...
 	$(BIN)/shellcheck hack/*.sh .ci/run
 
 ## test: unit + integration tests against real parts (installs them first)

@@ -60,12 +60,33 @@ type VectorIndexReconciler struct {
 	Resolver  *connect.Resolver
 	Recorder  recorder.EventRecorder
 	Options   Options
+
+	// openSearch, when set, replaces the Resolver (unit tests give a fake).
+	openSearch func(ctx context.Context, namespace, cluster string) (indexAPI, error)
+}
+
+// indexAPI is what a VectorIndex reconcile asks of OpenSearch; *opensearch.Client answers
+// it, and the unit tests' fake does.
+type indexAPI interface {
+	GetIndex(ctx context.Context, name string) (*opensearch.Index, error)
+	CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error
+	PutMeta(ctx context.Context, name string, meta map[string]any) error
+	PutSettings(ctx context.Context, name string, settings map[string]any) error
+	PutMapping(ctx context.Context, name string, properties map[string]any) error
+	DeleteIndex(ctx context.Context, name string) error
+	Stats(ctx context.Context, name string) (opensearch.IndexStats, error)
+	CreateSnapshot(ctx context.Context, repo, snap string, indices []string, metadata map[string]any) error
+	GetSnapshot(ctx context.Context, repo, snap string) (opensearch.SnapshotInfo, error)
+	DeleteSnapshot(ctx context.Context, repo, snap string) error
+	Restore(ctx context.Context, repo, snap, source, target string) error
+	SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error)
+	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
 }
 
 // indexRun is one reconcile's working state, shared by its steps.
 type indexRun struct {
 	vi       *v1alpha1.VectorIndex
-	osClient *opensearch.Client
+	osClient indexAPI
 	name     string
 	owner    indexspec.Owner
 	live     *opensearch.Index
@@ -196,9 +217,17 @@ type conflictError struct{ msg string }
 func (e *conflictError) Error() string { return e.msg }
 
 func (r *VectorIndexReconciler) resolveCluster(ctx context.Context, run *indexRun) error {
+	if r.openSearch != nil {
+		var err error
+		run.osClient, err = r.openSearch(ctx, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
+		return err
+	}
 	osClient, err := clusterClient(ctx, r.Client, r.Resolver, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
+	if err != nil {
+		return err
+	}
 	run.osClient = osClient
-	return err
+	return nil
 }
 
 func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) error {

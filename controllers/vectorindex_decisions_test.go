@@ -1,0 +1,221 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// fakeIndexes is an OpenSearch holding indexes in memory, recording every write. Calls a
+// VectorIndex step makes that these tests do not exercise fail loudly.
+type fakeIndexes struct {
+	indexes  map[string]*opensearch.Index
+	created  []string
+	metas    int
+	settings []map[string]any
+	mappings []map[string]any
+}
+
+var errNotFaked = errors.New("not faked")
+
+func (f *fakeIndexes) GetIndex(_ context.Context, name string) (*opensearch.Index, error) {
+	if idx, ok := f.indexes[name]; ok {
+		return idx, nil
+	}
+	return nil, &opensearch.APIError{Status: 404, Type: "index_not_found_exception"}
+}
+func (f *fakeIndexes) CreateIndex(_ context.Context, name string, settings, properties, meta map[string]any) error {
+	f.created = append(f.created, name)
+	flat := map[string]string{}
+	for k, v := range settings {
+		b, _ := json.Marshal(v)
+		flat[k] = strings.Trim(string(b), `"`)
+	}
+	f.indexes[name] = &opensearch.Index{Name: name, UUID: "uuid-new", Settings: flat, Properties: raw(properties), Meta: meta}
+	return nil
+}
+func (f *fakeIndexes) PutMeta(context.Context, string, map[string]any) error { f.metas++; return nil }
+func (f *fakeIndexes) PutSettings(_ context.Context, _ string, s map[string]any) error {
+	f.settings = append(f.settings, s)
+	return nil
+}
+func (f *fakeIndexes) PutMapping(_ context.Context, _ string, p map[string]any) error {
+	f.mappings = append(f.mappings, p)
+	return nil
+}
+func (f *fakeIndexes) DeleteIndex(context.Context, string) error { return errNotFaked }
+func (f *fakeIndexes) Stats(context.Context, string) (opensearch.IndexStats, error) {
+	return opensearch.IndexStats{}, errNotFaked
+}
+func (f *fakeIndexes) CreateSnapshot(context.Context, string, string, []string, map[string]any) error {
+	return errNotFaked
+}
+func (f *fakeIndexes) GetSnapshot(context.Context, string, string) (opensearch.SnapshotInfo, error) {
+	return opensearch.SnapshotInfo{}, errNotFaked
+}
+func (f *fakeIndexes) DeleteSnapshot(context.Context, string, string) error { return errNotFaked }
+func (f *fakeIndexes) Restore(context.Context, string, string, string, string) error {
+	return errNotFaked
+}
+func (f *fakeIndexes) SnapshotIndexShards(context.Context, string, string, string) (int, error) {
+	return 0, errNotFaked
+}
+func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, error) {
+	return "", "", errNotFaked
+}
+
+func raw(properties map[string]any) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for k, v := range properties {
+		out[k], _ = json.Marshal(v)
+	}
+	return out
+}
+
+func testIndexSpec() *v1alpha1.VectorIndex {
+	vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: "docs", Namespace: "ns", UID: types.UID("uid-docs"), Generation: 1}}
+	vi.Spec = v1alpha1.VectorIndexSpec{IndexName: "docs-v1", Shards: 2, Replicas: 1, RefreshInterval: "1s",
+		Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene",
+			Method: v1alpha1.VectorMethod{Name: "hnsw"}}}}
+	vi.Spec.ClusterRef.Name = "vectors"
+	vi.Spec.Search.ConcurrentSegmentSearch.Mode = "auto"
+	return vi
+}
+
+// liveIndexOf is an index as OpenSearch would hold it for spec, owned by owner ("" for none).
+func liveIndexOf(t *testing.T, vi *v1alpha1.VectorIndex, owner string) *opensearch.Index {
+	t.Helper()
+	props, err := indexspec.Properties(&vi.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := indexspec.DynamicSettings(&vi.Spec, nil)
+	settings["index.number_of_shards"] = "2"
+	meta := map[string]any{}
+	if owner != "" {
+		meta[indexspec.MetaUID] = owner
+	}
+	return &opensearch.Index{Name: vi.OpenSearchIndexName(), UUID: "uuid-live", Settings: settings, Properties: raw(props), Meta: meta}
+}
+
+func indexRunFor(vi *v1alpha1.VectorIndex, f *fakeIndexes) *indexRun {
+	return &indexRun{vi: vi, osClient: f, name: vi.OpenSearchIndexName(),
+		owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}}
+}
+
+// TestEnsureIndex: create when missing, adopt an unowned index that matches, refuse (and
+// write nothing to) one that does not match or that another object owns.
+func TestEnsureIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		live                     func(*testing.T, *v1alpha1.VectorIndex) *opensearch.Index
+		conflict                 string
+		wantCreated, wantAdopted bool
+	}{
+		{"missing: created", nil, "", true, false},
+		{"unowned and matching: adopted", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "") }, "", false, true},
+		{"unowned with other shards: conflict", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
+			idx := liveIndexOf(t, vi, "")
+			idx.Settings["index.number_of_shards"] = "5"
+			return idx
+		}, "shards: declared 2, index has 5", false, false},
+		{"owned by another object: conflict", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
+			return liveIndexOf(t, vi, "someone-else")
+		},
+			"managed by VectorIndex", false, false},
+		{"ours: nothing written", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "uid-docs") }, "", false, false},
+	} {
+		vi := testIndexSpec()
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}}
+		if tc.live != nil {
+			f.indexes[vi.OpenSearchIndexName()] = tc.live(t, vi)
+		}
+		r := &VectorIndexReconciler{Recorder: events.NewFakeRecorder(10)}
+		run := indexRunFor(vi, f)
+		err := r.ensureIndex(context.Background(), run)
+		var conflict *conflictError
+		switch {
+		case tc.conflict != "":
+			if !errors.As(err, &conflict) || !strings.Contains(conflict.Error(), tc.conflict) {
+				t.Errorf("%s: %v, want a conflict naming %q", tc.name, err, tc.conflict)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if (len(f.created) == 1) != tc.wantCreated || (f.metas == 1) != tc.wantAdopted || len(f.settings)+len(f.mappings) != 0 {
+			t.Errorf("%s: created %v, meta writes %d, settings %v, mappings %v", tc.name, f.created, f.metas, f.settings, f.mappings)
+		}
+		if tc.conflict == "" && (run.live == nil || vi.Status.IndexUUID == "") {
+			t.Errorf("%s: live index %v, status uuid %q; want both set", tc.name, run.live, vi.Status.IndexUUID)
+		}
+		if tc.wantCreated && run.progressing == "" {
+			t.Errorf("%s: a new index reports no progress while its shards start", tc.name)
+		}
+	}
+}
+
+// TestConvergeSettings: one PUT of exactly the differing dynamic settings; while a
+// BenchmarkRun holds the index, the settings it holds are left alone.
+func TestConvergeSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		benchmarking bool
+		want         map[string]any
+	}{
+		{"drift repaired", false, map[string]any{"index.refresh_interval": "1s", "index.number_of_replicas": "1"}},
+		{"a benchmark holds refresh", true, map[string]any{"index.number_of_replicas": "1"}},
+	} {
+		vi := testIndexSpec()
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}}
+		run := indexRunFor(vi, f)
+		run.live = liveIndexOf(t, vi, "uid-docs")
+		run.live.Settings["index.refresh_interval"] = "-1"
+		run.live.Settings["index.number_of_replicas"] = "0"
+		run.benchmarking = tc.benchmarking
+		if err := (&VectorIndexReconciler{Recorder: events.NewFakeRecorder(10)}).convergeSettings(context.Background(), run); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.settings) != 1 || len(f.settings[0]) != len(tc.want) {
+			t.Fatalf("%s: settings writes %v, want one of %v", tc.name, f.settings, tc.want)
+		}
+		for k, v := range tc.want {
+			if f.settings[0][k] != v {
+				t.Errorf("%s: %s=%v, want %v", tc.name, k, f.settings[0][k], v)
+			}
+		}
+	}
+}
+
+// TestAddFields: a field added to the spec is added to the mapping; a field whose mapping
+// differs is a conflict, written to nothing.
+func TestAddFields(t *testing.T) {
+	vi := testIndexSpec()
+	f := &fakeIndexes{indexes: map[string]*opensearch.Index{}}
+	run := indexRunFor(vi, f)
+	run.live = liveIndexOf(t, vi, "uid-docs")
+	vi.Spec.Fields = append(vi.Spec.Fields, v1alpha1.VectorField{Name: "title_vec", Dimension: 4, DataType: "float", SpaceType: "l2", Engine: "lucene",
+		Method: v1alpha1.VectorMethod{Name: "hnsw"}})
+	r := &VectorIndexReconciler{Recorder: events.NewFakeRecorder(10)}
+	if err := r.addFields(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.mappings) != 1 || f.mappings[0]["title_vec"] == nil || len(f.mappings[0]) != 1 {
+		t.Errorf("mapping writes %v, want one adding title_vec", f.mappings)
+	}
+	vi.Spec.Fields[0].Dimension = 16
+	f.mappings = nil
+	var conflict *conflictError
+	if err := r.addFields(context.Background(), run); !errors.As(err, &conflict) || len(f.mappings) != 0 {
+		t.Errorf("a changed dimension: %v, %d mapping writes; want a conflict and none", err, len(f.mappings))
+	}
+}
