@@ -41,6 +41,29 @@ type VectorSnapshotReconciler struct {
 	Resolver *connect.Resolver
 	Recorder recorder.EventRecorder
 	Options  Options
+
+	// openSearch, when set, replaces the Resolver (unit tests give a fake).
+	openSearch func(ctx context.Context, namespace, cluster string) (snapshotAPI, error)
+}
+
+// snapshotAPI is what a VectorSnapshot reconcile asks of OpenSearch; *opensearch.Client
+// answers it, and the unit tests' fake does.
+type snapshotAPI interface {
+	CreateSnapshot(ctx context.Context, repo, snap string, indices []string, metadata map[string]any) error
+	GetSnapshot(ctx context.Context, repo, snap string) (opensearch.SnapshotInfo, error)
+	DeleteSnapshot(ctx context.Context, repo, snap string) error
+}
+
+// snapshotAPIFor is the OpenSearch client of the named SearchCluster.
+func (r *VectorSnapshotReconciler) snapshotAPIFor(ctx context.Context, namespace, cluster string) (snapshotAPI, error) {
+	if r.openSearch != nil {
+		return r.openSearch(ctx, namespace, cluster)
+	}
+	osClient, err := clusterClient(ctx, r.Client, r.Resolver, namespace, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return osClient, nil
 }
 
 // Reconcile resolves the cluster, starts the snapshot once and follows it until it ends.
@@ -75,12 +98,12 @@ func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 // snapshotRun is one reconcile of a VectorSnapshot.
 type snapshotRun struct {
 	vs       *v1alpha1.VectorSnapshot
-	osClient *opensearch.Client
+	osClient snapshotAPI
 }
 
 func (r *VectorSnapshotReconciler) resolveCluster(ctx context.Context, s *snapshotRun) steps.Result {
 	var err error
-	if s.osClient, err = clusterClient(ctx, r.Client, r.Resolver, s.vs.Namespace, s.vs.Spec.ClusterRef.Name); err != nil {
+	if s.osClient, err = r.snapshotAPIFor(ctx, s.vs.Namespace, s.vs.Spec.ClusterRef.Name); err != nil {
 		return r.retry(s.vs, err)
 	}
 	return steps.Continue()
@@ -268,7 +291,7 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotRetained, "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, effectiveDeletionPolicy(vs.Spec.DeletionPolicy, vs.Annotations))
 	}
 	if vs.Status.SnapshotName != "" && deleteFromRepository {
-		osClient, err := clusterClient(ctx, r.Client, r.Resolver, vs.Namespace, vs.Spec.ClusterRef.Name)
+		osClient, err := r.snapshotAPIFor(ctx, vs.Namespace, vs.Spec.ClusterRef.Name)
 		var ce *connect.Error
 		switch {
 		case err == nil:
