@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+)
+
+// TestTakeDueSnapshot: a policy takes one snapshot per due slot — the latest one, named
+// after it, so a retry of the same slot takes nothing more — none when suspended or not due,
+// and reports a selection that matches no index.
+func TestTakeDueSnapshot(t *testing.T) {
+	created := time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC)
+	hourly, err := parseSchedule("0 * * * *", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := func(name, cluster string) *v1alpha1.VectorIndex {
+		vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"backup": "yes"}}}
+		vi.Spec.ClusterRef.Name = cluster
+		return vi
+	}
+	for _, tc := range []struct {
+		name     string
+		now      time.Time
+		suspend  bool
+		indexes  []*v1alpha1.VectorIndex
+		runs     int
+		want     []string
+		degraded string
+	}{
+		{"not due yet", created.Add(10 * time.Minute), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, ""},
+		{"due: the latest missed slot only", created.Add(3*time.Hour + 5*time.Minute), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1,
+			[]string{slotName(created.Truncate(time.Hour).Add(3 * time.Hour))}, ""},
+		{"the same slot twice (a lost status write): one snapshot", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 2,
+			[]string{slotName(created.Truncate(time.Hour).Add(time.Hour))}, ""},
+		{"suspended", created.Add(5 * time.Hour), true, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, ""},
+		{"selects no index of this cluster", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "other")}, 1, nil, v1alpha1.ReasonNoIndexes},
+	} {
+		p := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: "ns", UID: types.UID("uid-policy"),
+			CreationTimestamp: metav1.NewTime(created)}}
+		p.Spec.ClusterRef.Name, p.Spec.Repository.Name, p.Spec.Suspend = "vectors", "repo", tc.suspend
+		b := fake.NewClientBuilder().WithScheme(Scheme())
+		for _, vi := range tc.indexes {
+			b = b.WithObjects(vi)
+		}
+		c := b.Build()
+		r := &SnapshotPolicyReconciler{Client: c, Recorder: events.NewFakeRecorder(10), Options: Options{MaxRetryDelay: time.Minute}}
+		for range tc.runs {
+			run := &policyRun{p: p.DeepCopy(), now: tc.now, schedule: hourly}
+			r.takeDueSnapshot(context.Background(), run)
+			if tc.degraded != "" {
+				if d := meta.FindStatusCondition(run.p.Status.Conditions, v1alpha1.ConditionDegraded); d == nil || d.Reason != tc.degraded {
+					t.Errorf("%s: Degraded %+v, want %s", tc.name, d, tc.degraded)
+				}
+			}
+		}
+		var list v1alpha1.VectorSnapshotList
+		if err := c.List(context.Background(), &list); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range list.Items {
+			names = append(names, s.Name)
+			if !metav1.IsControlledBy(&s, p) || s.Spec.Repository != "repo" || len(s.Spec.Indices) != 1 {
+				t.Errorf("%s: snapshot %s: controlled %v, spec %+v", tc.name, s.Name, metav1.IsControlledBy(&s, p), s.Spec)
+			}
+		}
+		if len(names) != len(tc.want) || (len(names) == 1 && names[0] != tc.want[0]) {
+			t.Errorf("%s: snapshots %v, want %v", tc.name, names, tc.want)
+		}
+	}
+}
+
+func slotName(slot time.Time) string { return fmt.Sprintf("daily-%d", slot.Unix()) }
