@@ -52,6 +52,9 @@ type BenchmarkRunReconciler struct {
 	Options  Options
 	// Argo says the Workflow kind is served; without it Argo runs fail with a reason.
 	Argo bool
+	// restoreClient, when set, replaces the Resolver where held settings are put back
+	// (unit tests give a fake).
+	restoreClient func(ctx context.Context, namespace, cluster string) (settingsAPI, error)
 
 	mu sync.Mutex
 	// local are the Local runs in progress, by run; busy the run each index is taken by.
@@ -164,6 +167,22 @@ func (r *BenchmarkRunReconciler) waitOn(run *v1alpha1.BenchmarkRun, err error) c
 	return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}
 }
 
+// settingsAPI is what putting a run's held settings back asks of OpenSearch.
+type settingsAPI interface {
+	PutSettings(ctx context.Context, name string, settings map[string]any) error
+}
+
+func (r *BenchmarkRunReconciler) settingsAPIFor(ctx context.Context, namespace, cluster string) (settingsAPI, error) {
+	if r.restoreClient != nil {
+		return r.restoreClient(ctx, namespace, cluster)
+	}
+	osClient, err := clusterClient(ctx, r.Client, r.Resolver, namespace, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return osClient, nil
+}
+
 // putSettingsBack restores what holdSettings recorded, once the run no longer measures,
 // and lets the object go. A run whose index or cluster object is gone has nothing to put
 // back to.
@@ -175,7 +194,7 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 			return err
 		}
 		if err == nil {
-			osClient, err := clusterClient(ctx, r.Client, r.Resolver, vi.Namespace, vi.Spec.ClusterRef.Name)
+			osClient, err := r.settingsAPIFor(ctx, vi.Namespace, vi.Spec.ClusterRef.Name)
 			var ce *connect.Error
 			switch {
 			case err == nil:

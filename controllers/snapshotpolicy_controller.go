@@ -23,7 +23,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
-	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
@@ -79,12 +78,17 @@ func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	return steps.Finish(ctx, r.Client, &p, !equality.Semantic.DeepEqual(before, &p.Status), out, 0)
 }
 
+// repositoryAPI is what a SnapshotPolicy reconcile asks of OpenSearch.
+type repositoryAPI interface {
+	PutRepository(ctx context.Context, name, typ string, settings map[string]any) error
+}
+
 // policyRun is one reconcile of a SnapshotPolicy.
 type policyRun struct {
 	p         *v1alpha1.SnapshotPolicy
 	now       time.Time
 	schedule  cron.Schedule
-	osClient  *opensearch.Client
+	osClient  repositoryAPI
 	snapshots []v1alpha1.VectorSnapshot
 	// next is the next scheduled time after the last one taken.
 	next time.Time
@@ -117,10 +121,11 @@ func (r *SnapshotPolicyReconciler) parseSchedule(_ context.Context, run *policyR
 }
 
 func (r *SnapshotPolicyReconciler) resolveCluster(ctx context.Context, run *policyRun) steps.Result {
-	var err error
-	if run.osClient, err = clusterClient(ctx, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name); err != nil {
+	osClient, err := clusterClient(ctx, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name)
+	if err != nil {
 		return r.degraded(run.p, err)
 	}
+	run.osClient = osClient
 	return steps.Continue()
 }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 // TestTakeDueSnapshot: a policy takes one snapshot per due slot — the latest one, named
@@ -82,3 +83,50 @@ func TestTakeDueSnapshot(t *testing.T) {
 }
 
 func slotName(slot time.Time) string { return fmt.Sprintf("daily-%d", slot.Unix()) }
+
+// fakeRepositories records repository registrations and answers them with err.
+type fakeRepositories struct {
+	puts int
+	err  error
+}
+
+func (f *fakeRepositories) PutRepository(context.Context, string, string, map[string]any) error {
+	f.puts++
+	return f.err
+}
+
+// TestRegisterRepository: the repository is registered (OpenSearch verifies it by writing
+// to it) when the spec changed or the last attempt failed, not on every reconcile; a
+// refusal is a transient RepositoryError.
+func TestRegisterRepository(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		observed     int64
+		ready        bool
+		err          error
+		wantPut      bool
+		wantDegraded bool
+	}{
+		{"first time", 0, false, nil, true, false},
+		{"spec changed", 1, true, nil, true, false},
+		{"settled: not again", 2, true, nil, false, false},
+		{"last attempt failed: again", 2, false, nil, true, false},
+		{"refused", 0, false, &opensearch.APIError{Status: 500}, true, true},
+	} {
+		p := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: "ns", Generation: 2}}
+		p.Spec.Repository = v1alpha1.SnapshotRepository{Name: "repo", FS: &v1alpha1.FSRepository{Location: "/snapshots"}}
+		p.Status.ObservedGeneration = tc.observed
+		if tc.ready {
+			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReconciled})
+		}
+		f := &fakeRepositories{err: tc.err}
+		r := &SnapshotPolicyReconciler{Options: Options{MaxRetryDelay: time.Minute}}
+		got := r.registerRepository(context.Background(), &policyRun{p: p, osClient: f})
+		if (f.puts == 1) != tc.wantPut || (got.Err != nil) != tc.wantDegraded {
+			t.Errorf("%s: %d registrations, result %+v; want registration %v, retried %v", tc.name, f.puts, got, tc.wantPut, tc.wantDegraded)
+		}
+		if d := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionDegraded); tc.wantDegraded && (d == nil || d.Reason != v1alpha1.ReasonRepositoryError) {
+			t.Errorf("%s: Degraded %+v, want RepositoryError", tc.name, d)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+// fakeSettings records settings writes and answers them with err.
+type fakeSettings struct {
+	puts []map[string]any
+	err  error
+}
+
+func (f *fakeSettings) PutSettings(_ context.Context, _ string, s map[string]any) error {
+	f.puts = append(f.puts, s)
+	return f.err
+}
+
+// TestPutSettingsBack: a finished run puts back exactly what it recorded before changing
+// anything (a setting that was not set is reset), then forgets it and lets go; an index or
+// cluster that is gone has nothing to put back to; a failure keeps the record and the
+// finalizer, to try again.
+func TestPutSettingsBack(t *testing.T) {
+	saved := map[string]string{"index.refresh_interval": "1s", "index.search.concurrent.max_slice_count": ""}
+	for _, tc := range []struct {
+		name      string
+		index     bool
+		clusterOK bool
+		putErr    error
+		wantPut   bool
+		wantKept  bool
+	}{
+		{"put back", true, true, nil, true, false},
+		{"the index was deleted meanwhile", true, true, &opensearch.APIError{Status: 404}, true, false},
+		{"the VectorIndex is gone", false, true, nil, false, false},
+		{"the SearchCluster is gone", true, false, nil, false, false},
+		{"OpenSearch refuses: kept to try again", true, true, &opensearch.APIError{Status: 503}, true, true},
+	} {
+		run := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", Finalizers: []string{BenchmarkFinalizer}}}
+		run.Spec.IndexRef.Name = "docs"
+		run.Status.Phase, run.Status.RestoreSettings = v1alpha1.BenchmarkSucceeded, saved
+		objs := []client.Object{run}
+		if tc.index {
+			vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: "docs", Namespace: "ns"}}
+			vi.Spec.IndexName, vi.Spec.ClusterRef.Name = "docs-v1", "vectors"
+			objs = append(objs, vi)
+		}
+		c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).WithStatusSubresource(run).Build()
+		f := &fakeSettings{err: tc.putErr}
+		r := &BenchmarkRunReconciler{Client: c, Recorder: events.NewFakeRecorder(10),
+			restoreClient: func(context.Context, string, string) (settingsAPI, error) {
+				if !tc.clusterOK {
+					return nil, &connect.Error{Reason: v1alpha1.ReasonClusterNotFound, Message: "gone"}
+				}
+				return f, nil
+			}}
+		err := r.putSettingsBack(context.Background(), run)
+		if (len(f.puts) == 1) != tc.wantPut || (err != nil) != tc.wantKept {
+			t.Errorf("%s: %d writes, error %v; want a write %v, an error %v", tc.name, len(f.puts), err, tc.wantPut, tc.wantKept)
+		}
+		if tc.wantPut {
+			if got := f.puts[0]; got["index.refresh_interval"] != "1s" || got["index.search.concurrent.max_slice_count"] != nil || len(got) != 2 {
+				t.Errorf("%s: wrote %v, want refresh 1s and max_slice_count reset", tc.name, got)
+			}
+		}
+		var after v1alpha1.BenchmarkRun
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &after); err != nil {
+			t.Fatal(err)
+		}
+		kept := after.Status.RestoreSettings != nil && len(after.Finalizers) == 1
+		if kept != tc.wantKept {
+			t.Errorf("%s: record and finalizer kept %v (settings %v, finalizers %v), want %v", tc.name, kept, after.Status.RestoreSettings, after.Finalizers, tc.wantKept)
+		}
+	}
+}
