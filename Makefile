@@ -19,7 +19,7 @@ tools:
 	hack/install-tools.sh
 
 ## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server,
-## promtool, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, and the real
+## promtool and Prometheus, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, and the real
 ## node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS, a Debian rootfs for images)
 real-parts:
 	hack/install-kube.sh

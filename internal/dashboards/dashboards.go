@@ -95,8 +95,11 @@ func index() *dashboard.DashboardBuilder {
 		WithPanel(series("Search rate", "reqps", "Shard-level query phases per second.", 8, query(`sum by (index) (rate(vectorpilot_index_search_queries_total`+selIndex+rate+`))`, "{{index}}"))).
 		WithPanel(series("Mean query phase latency", "s", "Time in the query phase per shard-level query.", 8,
 			query(`sum by (index) (rate(vectorpilot_index_search_query_seconds_total`+selIndex+rate+`)) / sum by (index) (rate(vectorpilot_index_search_queries_total`+selIndex+rate+`))`, "{{index}}"))).
-		WithPanel(series("Query cache hit ratio", "percentunit", "Hits over lookups of the index's query cache.", 8,
-			query(`sum by (index) (rate(vectorpilot_index_query_cache_hits_total`+selIndex+rate+`)) / (sum by (index) (rate(vectorpilot_index_query_cache_hits_total`+selIndex+rate+`)) + sum by (index) (rate(vectorpilot_index_query_cache_misses_total`+selIndex+rate+`)))`, "{{index}}"))).
+		// Undefined without lookups (0/0 would draw NaN): the ratio is shown only where the
+		// cache was consulted, and the panel says why it is empty otherwise.
+		WithPanel(series("Query cache hit ratio", "percentunit", "Hits over lookups of the index's query cache; k-NN queries alone do not consult it.", 8,
+			query(`sum by (index) (rate(vectorpilot_index_query_cache_hits_total`+selIndex+rate+`)) / (sum by (index) (rate(vectorpilot_index_query_cache_hits_total`+selIndex+rate+`)) + sum by (index) (rate(vectorpilot_index_query_cache_misses_total`+selIndex+rate+`)) > 0)`, "{{index}}")).
+			NoValue("no query-cache lookups")).
 		WithRow(dashboard.NewRowBuilder("Slices and CPU")).
 		WithPanel(series("Slice setting applied", "short", "1 = concurrent search off, 0 = Lucene's default slicing, N = N slices; source: spec or autotune.", 8,
 			query(`vectorpilot_index_slice_count{namespace=~"$namespace", index=~"$index"}`, "{{index}} ({{source}})"))).
