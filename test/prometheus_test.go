@@ -34,15 +34,8 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 	if _, err := os.Stat(promtool); err != nil {
 		t.Fatalf("promtool missing at %s: run hack/install-promtool.sh (make test does)", promtool)
 	}
-	rule := LoadRules(t)
-	groups, err := yaml.Marshal(map[string]any{"groups": rule.Spec.Groups})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rules.groups.yaml"), groups, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	WriteRuleGroups(t, dir, true)
 	tests, err := os.ReadFile(filepath.Join(root, "config", "prometheus", "rules_test.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +67,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 			seen[a.Alertname] = true
 		}
 	}
-	for _, g := range rule.Spec.Groups {
+	for _, g := range LoadRules(t).Spec.Groups {
 		for _, r := range g.Rules {
 			if r.Alert != "" && !seen[r.Alert] {
 				t.Errorf("alert %s has no promtool unit test", r.Alert)

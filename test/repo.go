@@ -28,6 +28,30 @@ func LoadRules(t *testing.T) monitoringv1.PrometheusRule {
 	return rule
 }
 
+// WriteRuleGroups writes the PrometheusRule's groups as a Prometheus rules file in dir and
+// returns its path. With keepFor false every rule's `for` is dropped, so an alert fires on
+// its first true evaluation (the durations themselves are promtool-tested).
+func WriteRuleGroups(t *testing.T, dir string, keepFor bool) string {
+	t.Helper()
+	groups := LoadRules(t).Spec.Groups
+	if !keepFor {
+		for g := range groups {
+			for r := range groups[g].Rules {
+				groups[g].Rules[r].For = nil
+			}
+		}
+	}
+	raw, err := yaml.Marshal(map[string]any{"groups": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "rules.groups.yaml")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 var metricName = regexp.MustCompile(`\b(vectorpilot_[a-z0-9_]+|controller_runtime_[a-z0-9_]+)\b`)
 
 // UsedMetrics are the metric names that any dashboard query or alert expression uses.

@@ -26,8 +26,8 @@ type Prometheus struct {
 }
 
 // StartPrometheus starts bin/prometheus scraping target (host:port, path /metrics) every
-// second.
-func StartPrometheus(root, target string) (*Prometheus, error) {
+// second and evaluating the rule files every second.
+func StartPrometheus(root, target string, ruleFiles ...string) (*Prometheus, error) {
 	bin := filepath.Join(root, "bin", "prometheus")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("prometheus missing at %s: run hack/install-promtool.sh (make test does): %w", bin, err)
@@ -43,11 +43,16 @@ func StartPrometheus(root, target string) (*Prometheus, error) {
 			_ = p.Stop()
 		}
 	}()
+	rules, err := json.Marshal(ruleFiles)
+	if err != nil {
+		return nil, err
+	}
 	config := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: %s
 scrape_configs:
 - job_name: vectorpilot
   static_configs: [{targets: [%q]}]
-`, target)
+`, rules, target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
 		return nil, err
 	}
@@ -143,6 +148,35 @@ func (p *Prometheus) Query(ctx context.Context, query string) ([]Sample, error) 
 		return nil, fmt.Errorf("query %s: result type %s", query, answer.Data.ResultType)
 	}
 	return out, nil
+}
+
+// Alert is one alert the server's rules hold.
+type Alert struct {
+	Labels map[string]string `json:"labels"`
+	// State is pending or firing.
+	State string `json:"state"`
+}
+
+// Alerts are the alerts the server's rules hold now.
+func (p *Prometheus) Alerts(ctx context.Context) ([]Alert, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/alerts", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Data struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return nil, err
+	}
+	return answer.Data.Alerts, nil
 }
 
 func parseValue(v any) float64 {

@@ -122,13 +122,72 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	// A real Prometheus scrapes the operator while the index serves a bounded query load;
 	// then every panel query of every dashboard runs through it with the dashboard's own
 	// variables resolved as Grafana resolves them.
-	prom, err := devenv.StartPrometheus(testsupport.Root(t), addr)
+	prom, err := devenv.StartPrometheus(testsupport.Root(t), addr, vptest.WriteRuleGroups(t, t.TempDir(), false))
 	must(t, err)
 	defer func() { _ = prom.Stop() }()
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		_, _ = osClient.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", make([]float32, 8), 1))
 	}
 	checkPanels(t, prom)
+
+	// The shipped alert rules (their `for` dropped) on real conditions: a policy that stops
+	// taking snapshots, and an index whose SearchCluster goes away; each fires, then
+	// resolves once the condition clears.
+	policy := &v1alpha1.SnapshotPolicy{}
+	must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "observed"}, policy))
+	setSuspend := func(suspend bool) {
+		must(t, k8s.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+		policy.Spec.Suspend = suspend
+		must(t, k8s.Update(ctx, policy))
+	}
+	alertCycle(t, prom, "VectorpilotSnapshotStale", map[string]string{"policy": "observed"},
+		func() { setSuspend(true) }, func() { setSuspend(false) })
+	cluster := &v1alpha1.SearchCluster{}
+	must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vectors"}, cluster))
+	alertCycle(t, prom, "VectorpilotIndexNotReady", map[string]string{"index": "observed"},
+		func() { must(t, k8s.Delete(ctx, cluster)) },
+		func() {
+			must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns}, Spec: cluster.Spec}))
+		})
+}
+
+// alertCycle causes a condition, waits for the alert with those labels to fire, clears the
+// condition and waits for the alert to go; it logs both times.
+func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[string]string, cause, clear func()) {
+	t.Helper()
+	firing := func() bool {
+		alerts, err := prom.Alerts(t.Context())
+		must(t, err)
+		for _, a := range alerts {
+			match := a.Labels["alertname"] == alert && a.State == "firing"
+			for k, v := range labels {
+				match = match && a.Labels[k] == v
+			}
+			if match {
+				return true
+			}
+		}
+		return false
+	}
+	wait := func(want bool, what string) time.Time {
+		for deadline := time.Now().Add(90 * time.Second); firing() != want; time.Sleep(500 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not %s after 90s", alert, what)
+			}
+		}
+		return time.Now()
+	}
+	if firing() {
+		t.Fatalf("%s fires before its condition", alert)
+	}
+	caused := time.Now()
+	cause()
+	fired := wait(true, "firing")
+	clear()
+	resolved := wait(false, "resolved")
+	t.Logf("%s: condition at %s, firing at %s (+%s), cleared then resolved at %s (+%s)", alert,
+		caused.Format("15:04:05"), fired.Format("15:04:05"), fired.Sub(caused).Round(time.Second),
+		resolved.Format("15:04:05"), resolved.Sub(fired).Round(time.Second))
 }
 
 // rateInterval stands for Grafana's $__rate_interval: four scrape intervals and more.
