@@ -153,7 +153,7 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 
 // alertCycle causes a condition, waits for the alert with those labels to fire, clears the
 // condition and waits for the alert to go; it logs both times.
-func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[string]string, cause, clear func()) {
+func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[string]string, cause, undo func()) {
 	t.Helper()
 	firing := func() bool {
 		alerts, err := prom.Alerts(t.Context())
@@ -183,7 +183,7 @@ func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[
 	caused := time.Now()
 	cause()
 	fired := wait(true, "firing")
-	clear()
+	undo()
 	resolved := wait(false, "resolved")
 	t.Logf("%s: condition at %s, firing at %s (+%s), cleared then resolved at %s (+%s)", alert,
 		caused.Format("15:04:05"), fired.Format("15:04:05"), fired.Sub(caused).Round(time.Second),
