@@ -9,8 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,7 +62,7 @@ func run(keep bool, vectors int32) error {
 	if err := k8s.Create(ctx, sc); err != nil {
 		return err
 	}
-	if err := waitReady(ctx, k8s, sc, func() []metav1.Condition { return sc.Status.Conditions }, 10*time.Minute); err != nil {
+	if err := box.WaitReady(ctx, sc, func() []metav1.Condition { return sc.Status.Conditions }, 10*time.Minute, os.Stdout); err != nil {
 		return err
 	}
 	fmt.Printf("SearchCluster Ready %s after it was applied\n", time.Since(applied).Round(time.Second))
@@ -77,11 +74,11 @@ func run(keep bool, vectors int32) error {
 	url := fmt.Sprintf("http://%s:%d", svc.Spec.ClusterIP, managed.HTTPPort)
 	fmt.Printf("client Service %s (%s, routed from this machine through the node)\n", base, url)
 	for _, path := range []string{"/_cat/nodes?v&h=name,ip,node.role,cluster_manager,heap.max", "/_cluster/health?pretty"} {
-		body, err := get(url + path)
+		body, err := sandbox.Get(url + path)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("GET %s\n%s", path, body)
+		fmt.Printf("GET %s\n%s\n", path, strings.TrimRight(body, "\n"))
 	}
 	for _, p := range sc.Status.Pools {
 		fmt.Printf("status.pools[%s]: %d/%d ready, CPU %s, k-NN variant %s (as OpenSearch reports it)\n", p.Name, p.ReadyReplicas, p.Replicas, p.NodeSIMD, p.SIMD)
@@ -96,38 +93,17 @@ func run(keep bool, vectors int32) error {
 	if err := k8s.Create(ctx, index); err != nil {
 		return err
 	}
-	if err := waitReady(ctx, k8s, index, func() []metav1.Condition { return index.Status.Conditions }, 3*time.Minute); err != nil {
+	if err := box.WaitReady(ctx, index, func() []metav1.Condition { return index.Status.Conditions }, 3*time.Minute, os.Stdout); err != nil {
 		return err
 	}
 
 	step("4. A Local BenchmarkRun: %d vectors loaded through the client Service, recall@10 against brute force", vectors)
-	run := &v1alpha1.BenchmarkRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: namespace},
-		Spec: v1alpha1.BenchmarkRunSpec{
-			IndexRef: v1alpha1.LocalObjectReference{Name: index.Name},
-			Workload: v1alpha1.BenchmarkWorkload{
-				Dataset:  v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: vectors, Queries: 200, Seed: 7}},
-				K:        10,
-				Warmup:   metav1.Duration{Duration: time.Second},
-				Duration: metav1.Duration{Duration: 5 * time.Second},
-			},
-			SliceCounts: []int32{0, 2},
-			Clients:     []int32{1},
-			Runner:      v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerLocal},
-		},
-	}
+	run := sandbox.RecallRun(namespace, "demo", index.Name, vectors, 0, 2)
 	if err := k8s.Create(ctx, run); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for run.Status.Phase != v1alpha1.BenchmarkSucceeded {
-		if run.Status.Phase == v1alpha1.BenchmarkFailed || time.Now().After(deadline) {
-			return fmt.Errorf("BenchmarkRun %s: %+v", run.Status.Phase, run.Status.Conditions)
-		}
-		time.Sleep(2 * time.Second)
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-			return err
-		}
+	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
+		return err
 	}
 	fmt.Println("slices clients      p50 ms      p99 ms        QPS  recall@10")
 	for _, c := range run.Status.Results {
@@ -144,43 +120,4 @@ func run(keep bool, vectors int32) error {
 	}
 	step("Stopping the node (every process by PID, the network namespace, cgroups, mounts)")
 	return nil
-}
-
-// waitReady waits for obj's Ready condition, printing each new state of it.
-func waitReady(ctx context.Context, k8s client.Client, obj client.Object, conditions func() []metav1.Condition, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		ready := meta.FindStatusCondition(conditions(), v1alpha1.ConditionReady)
-		if ready != nil && ready.Message != last {
-			fmt.Printf("  %s %s: Ready=%s %s: %s\n", time.Now().Format("15:04:05"), obj.GetName(), ready.Status, ready.Reason, ready.Message)
-			last = ready.Message
-		}
-		if ready != nil && ready.Status == metav1.ConditionTrue {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not Ready after %s", obj.GetName(), timeout)
-		}
-		time.Sleep(2 * time.Second)
-	}
-}
-
-func get(url string) (string, error) {
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, body)
-	}
-	return strings.TrimRight(string(body), "\n") + "\n", nil
 }

@@ -1,19 +1,17 @@
 package devenv
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
 
 // Prometheus is a real Prometheus server (Debian's package) on a loopback port, scraping
@@ -21,6 +19,8 @@ import (
 type Prometheus struct {
 	// URL is http://127.0.0.1:PORT.
 	URL string
+	// API is Prometheus's own Go client of the server's HTTP API.
+	API promv1.API
 	dir string
 	cmd *exec.Cmd
 }
@@ -86,106 +86,13 @@ scrape_configs:
 			return nil, fmt.Errorf("prometheus not ready on port %d: %v\n%s", port, err, out)
 		}
 	}
+	client, err := promapi.NewClient(promapi.Config{Address: p.URL})
+	if err != nil {
+		return nil, err
+	}
+	p.API = promv1.NewAPI(client)
 	ok = true
 	return p, nil
-}
-
-// Sample is one series of an instant query's answer.
-type Sample struct {
-	Metric map[string]string
-	Value  float64
-}
-
-// Query runs an instant PromQL query through the HTTP API.
-func (p *Prometheus) Query(ctx context.Context, query string) ([]Sample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/query?query="+url.QueryEscape(query), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	var answer struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string          `json:"resultType"`
-			Result     json.RawMessage `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &answer); err != nil {
-		return nil, fmt.Errorf("query %s: %w: %s", query, err, body)
-	}
-	if answer.Status != "success" {
-		return nil, fmt.Errorf("query %s: %s", query, answer.Error)
-	}
-	var out []Sample
-	switch answer.Data.ResultType {
-	case "vector":
-		var series []struct {
-			Metric map[string]string `json:"metric"`
-			Value  [2]any            `json:"value"`
-		}
-		if err := json.Unmarshal(answer.Data.Result, &series); err != nil {
-			return nil, err
-		}
-		for _, s := range series {
-			out = append(out, Sample{Metric: s.Metric, Value: parseValue(s.Value[1])})
-		}
-	case "scalar":
-		var v [2]any
-		if err := json.Unmarshal(answer.Data.Result, &v); err != nil {
-			return nil, err
-		}
-		out = append(out, Sample{Value: parseValue(v[1])})
-	default:
-		return nil, fmt.Errorf("query %s: result type %s", query, answer.Data.ResultType)
-	}
-	return out, nil
-}
-
-// Alert is one alert the server's rules hold.
-type Alert struct {
-	Labels map[string]string `json:"labels"`
-	// State is pending or firing.
-	State string `json:"state"`
-}
-
-// Alerts are the alerts the server's rules hold now.
-func (p *Prometheus) Alerts(ctx context.Context) ([]Alert, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/alerts", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		Data struct {
-			Alerts []Alert `json:"alerts"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return nil, err
-	}
-	return answer.Data.Alerts, nil
-}
-
-func parseValue(v any) float64 {
-	s, _ := v.(string)
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return f
 }
 
 // Stop ends the server by PID and removes its data.

@@ -27,6 +27,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 
 // searchNamespace holds the sandbox's managed cluster (the kind sandbox uses the same).
@@ -165,7 +166,7 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	if err := k8s.Create(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, 8*time.Minute)
+	waitReady(t, sc, func() []metav1.Condition { return sc.Status.Conditions }, 8*time.Minute)
 	t.Logf("SearchCluster Ready %s after it was created", time.Since(applied).Round(time.Second))
 	pool := sc.Spec.Managed.NodePools[0]
 
@@ -262,38 +263,14 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	if err := k8s.Create(ctx, index); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, index, func() []metav1.Condition { return index.Status.Conditions }, v1alpha1.ConditionReady, 3*time.Minute)
+	waitReady(t, index, func() []metav1.Condition { return index.Status.Conditions }, 3*time.Minute)
 
-	run := &v1alpha1.BenchmarkRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "recall", Namespace: searchNamespace},
-		Spec: v1alpha1.BenchmarkRunSpec{
-			IndexRef: v1alpha1.LocalObjectReference{Name: index.Name},
-			Workload: v1alpha1.BenchmarkWorkload{
-				Dataset:  v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: documents, Queries: 200, Seed: 7}},
-				K:        10,
-				Warmup:   metav1.Duration{Duration: time.Second},
-				Duration: metav1.Duration{Duration: 5 * time.Second},
-			},
-			SliceCounts: []int32{0},
-			Clients:     []int32{1},
-			Runner:      v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerLocal},
-		},
-	}
+	run := sandbox.RecallRun(searchNamespace, "recall", index.Name, documents, 0)
 	if err := k8s.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-			t.Fatal(err)
-		}
-		if run.Status.Phase == v1alpha1.BenchmarkSucceeded {
-			break
-		}
-		if run.Status.Phase == v1alpha1.BenchmarkFailed || time.Now().After(deadline) {
-			t.Fatalf("BenchmarkRun %s: %+v", run.Status.Phase, run.Status.Conditions)
-		}
-		time.Sleep(2 * time.Second)
+	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
+		t.Fatal(err)
 	}
 	if n := count(t, base, index.Spec.IndexName); n != documents {
 		t.Errorf("index holds %d documents, want %d", n, documents)
@@ -492,24 +469,11 @@ func clientServiceURL(t *testing.T, sc *v1alpha1.SearchCluster) string {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	body, err := tryGet(url)
+	body, err := sandbox.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return body
-}
-
-func tryGet(url string) (string, error) {
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, body)
-	}
-	return string(body), nil
 }
 
 func getJSON(t *testing.T, url string, into any) {
@@ -520,7 +484,7 @@ func getJSON(t *testing.T, url string, into any) {
 }
 
 func tryJSON(url string, into any) error {
-	body, err := tryGet(url)
+	body, err := sandbox.Get(url)
 	if err != nil {
 		return err
 	}
@@ -530,18 +494,10 @@ func tryJSON(url string, into any) error {
 	return nil
 }
 
-// waitCondition waits for condition to be True in what conditions reads from obj.
-func waitCondition(t *testing.T, obj client.Object, conditions func() []metav1.Condition, condition string, timeout time.Duration) {
+// waitReady waits for obj's Ready condition to be True.
+func waitReady(t *testing.T, obj client.Object, conditions func() []metav1.Condition, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			t.Fatal(err)
-		}
-		if meta.IsStatusConditionTrue(conditions(), condition) {
-			return
-		}
-		time.Sleep(2 * time.Second)
+	if err := box.WaitReady(context.Background(), obj, conditions, timeout, nil); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%T %s not %s after %s: %+v", obj, obj.GetName(), condition, timeout, conditions())
 }

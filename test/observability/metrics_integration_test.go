@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap/zapcore"
@@ -44,16 +44,6 @@ func TestMain(m *testing.M) {
 	os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch))
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestEveryMetricUsedByDashboardsAndAlertsIsExported runs the operator with its metrics
 // endpoint on loopback, manages a real index (tuned, so tuning metrics exist), scrapes
 // /metrics over HTTP, and checks every metric name any dashboard panel or alert uses; then
@@ -63,7 +53,9 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	url := testsupport.OpenSearchURL(t)
 	ctx := t.Context()
 	ns := fmt.Sprintf("metrics-%d", time.Now().UnixNano()%1000000)
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port, err := devenv.FreePort("127.0.0.1")
+	must(t, err)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second})
 
 	table, _ := json.Marshal(autotune.Table{Cores: 2, Results: []autotune.Measurement{
@@ -156,12 +148,12 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[string]string, cause, undo func()) {
 	t.Helper()
 	firing := func() bool {
-		alerts, err := prom.Alerts(t.Context())
+		alerts, err := prom.API.Alerts(t.Context())
 		must(t, err)
-		for _, a := range alerts {
-			match := a.Labels["alertname"] == alert && a.State == "firing"
+		for _, a := range alerts.Alerts {
+			match := a.Labels[model.AlertNameLabel] == model.LabelValue(alert) && a.State == promv1.AlertStateFiring
 			for k, v := range labels {
-				match = match && a.Labels[k] == v
+				match = match && a.Labels[model.LabelName(k)] == model.LabelValue(v)
 			}
 			if match {
 				return true
@@ -242,7 +234,7 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 					continue
 				}
 				expr := expand(target.Expr, vars)
-				samples, err := prom.Query(t.Context(), expr)
+				samples, err := instantQuery(t, prom, expr)
 				sample := "—"
 				switch {
 				case err != nil:
@@ -253,10 +245,10 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 				case len(samples) == 0:
 					t.Errorf("%s / %s: No data from %s", name, p.Title, expr)
 				default:
-					sample = strconv.FormatFloat(samples[0].Value, 'g', 4, 64)
+					sample = strconv.FormatFloat(float64(samples[0].Value), 'g', 4, 64)
 					for _, s := range samples {
-						if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
-							t.Errorf("%s / %s: %v for %v from %s", name, p.Title, s.Value, s.Metric, expr)
+						if v := float64(s.Value); math.IsNaN(v) || math.IsInf(v, 0) {
+							t.Errorf("%s / %s: %v for %v from %s", name, p.Title, v, s.Metric, expr)
 						}
 					}
 				}
@@ -279,12 +271,12 @@ func resolveVariable(t *testing.T, prom *devenv.Prometheus, query string) string
 	inner = strings.TrimSuffix(inner, ")")
 	i := strings.LastIndex(inner, ",")
 	selector, label := strings.TrimSpace(inner[:i]), strings.TrimSpace(inner[i+1:])
-	samples, err := prom.Query(t.Context(), selector)
+	samples, err := instantQuery(t, prom, selector)
 	must(t, err)
 	seen := map[string]bool{}
 	var values []string
 	for _, s := range samples {
-		if v := s.Metric[label]; v != "" && !seen[v] {
+		if v := string(s.Metric[model.LabelName(label)]); v != "" && !seen[v] {
 			seen[v] = true
 			values = append(values, regexp.QuoteMeta(v))
 		}
@@ -295,6 +287,22 @@ func resolveVariable(t *testing.T, prom *devenv.Prometheus, query string) string
 	}
 	sort.Strings(values)
 	return strings.Join(values, "|")
+}
+
+// instantQuery runs an instant query; a scalar answer is one sample without labels.
+func instantQuery(t *testing.T, prom *devenv.Prometheus, expr string) (model.Vector, error) {
+	t.Helper()
+	value, _, err := prom.API.Query(t.Context(), expr, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", expr, err)
+	}
+	switch v := value.(type) {
+	case model.Vector:
+		return v, nil
+	case *model.Scalar:
+		return model.Vector{{Value: v.Value, Timestamp: v.Timestamp}}, nil
+	}
+	return nil, fmt.Errorf("query %s: a %s answer", expr, value.Type())
 }
 
 // expand fills in $name variables, longest names first.

@@ -8,17 +8,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/images"
@@ -194,4 +197,82 @@ func namespaced(obj *unstructured.Unstructured) bool {
 		return false
 	}
 	return true
+}
+
+// Get is an HTTP GET that wants 200 and returns the body.
+func Get(url string) (string, error) {
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, body)
+	}
+	return string(body), nil
+}
+
+// WaitReady waits until obj's Ready condition is True, reading obj again every two seconds;
+// each new Ready message is written to progress when it is not nil.
+func (s *Sandbox) WaitReady(ctx context.Context, obj client.Object, conditions func() []metav1.Condition, timeout time.Duration, progress io.Writer) error {
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(conditions(), v1alpha1.ConditionReady)
+		if ready != nil && ready.Message != last && progress != nil {
+			fmt.Fprintf(progress, "  %s %s: Ready=%s %s: %s\n", time.Now().Format("15:04:05"), obj.GetName(), ready.Status, ready.Reason, ready.Message)
+			last = ready.Message
+		}
+		if ready != nil && ready.Status == metav1.ConditionTrue {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%T %s not Ready after %s: %+v", obj, obj.GetName(), timeout, conditions())
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// RecallRun is a Local BenchmarkRun on index: vectors generated vectors loaded, recall@10
+// of 200 queries against brute force, one cell per slice count with one client.
+func RecallRun(namespace, name, index string, vectors int32, slices ...int32) *v1alpha1.BenchmarkRun {
+	return &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			IndexRef: v1alpha1.LocalObjectReference{Name: index},
+			Workload: v1alpha1.BenchmarkWorkload{
+				Dataset:  v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: vectors, Queries: 200, Seed: 7}},
+				K:        10,
+				Warmup:   metav1.Duration{Duration: time.Second},
+				Duration: metav1.Duration{Duration: 5 * time.Second},
+			},
+			SliceCounts: slices,
+			Clients:     []int32{1},
+			Runner:      v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerLocal},
+		},
+	}
+}
+
+// WaitSucceeded waits for run to succeed; Failed, or no end within timeout, is an error.
+func (s *Sandbox) WaitSucceeded(ctx context.Context, run *v1alpha1.BenchmarkRun, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+			return err
+		}
+		if run.Status.Phase == v1alpha1.BenchmarkSucceeded {
+			return nil
+		}
+		if run.Status.Phase == v1alpha1.BenchmarkFailed || time.Now().After(deadline) {
+			return fmt.Errorf("BenchmarkRun %s %s: %+v", run.Name, run.Status.Phase, run.Status.Conditions)
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
