@@ -85,6 +85,8 @@ type poolObservation struct {
 	upgrade       bool
 	// cpu is the SIMD level of each pod's Kubernetes node, by pod name.
 	cpu map[string]string
+	// securityPluginMissing is the message of a pod whose image has no security plugin.
+	securityPluginMissing string
 }
 
 // managedRun is one reconcile of a managed cluster: what each step found, for the next.
@@ -94,16 +96,20 @@ type managedRun struct {
 	obs   poolObservation
 	probe probeResult
 	plan  rollout.Plan
+	// security is each pool's certificates revision (security on).
+	security map[string]managed.SecurityRevision
 }
 
-// managedSteps run a managed cluster: fix the bootstrap configuration, apply the objects,
+// managedSteps run a managed cluster: fix the bootstrap configuration, keep the security
+// material (CA, certificates, users), apply the objects,
 // observe the pods, probe OpenSearch and read what its nodes run, restart what is outdated,
 // set the conditions. While pods start or roll it looks again within seconds.
 func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 	return []steps.Step[*managedRun]{
 		steps.Fallible("record bootstrap", func(ctx context.Context, m *managedRun) error { return r.recordBootstrap(ctx, m.sc) }),
+		{Name: "secure", Run: r.secure},
 		steps.Fallible("apply objects", func(ctx context.Context, m *managedRun) (err error) {
-			if m.sets, err = r.applyObjects(ctx, m.sc); err != nil {
+			if m.sets, err = r.applyObjects(ctx, m.sc, m.security); err != nil {
 				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, v1alpha1.ReasonApplyFailed, err.Error())
 			}
 			return err
@@ -149,8 +155,8 @@ func (r *SearchClusterReconciler) recordBootstrap(ctx context.Context, sc *v1alp
 
 // applyObjects server-side applies every object of the cluster and returns the applied
 // StatefulSets by pool name.
-func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster) (map[string]*appsv1.StatefulSet, error) {
-	pools, svc, err := managed.Objects(sc, sc.Status.InitialClusterManagerNodes)
+func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster, security map[string]managed.SecurityRevision) (map[string]*appsv1.StatefulSet, error) {
+	pools, svc, err := managed.Objects(sc, sc.Status.InitialClusterManagerNodes, security)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +236,9 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			}
 			if msg := unschedulable(pod); msg != "" {
 				status.Unschedulable = msg
+			}
+			if msg := failedInit(pod, managed.SecurityPluginCheck); msg != "" {
+				obs.securityPluginMissing = pod.Name + ": " + msg
 			}
 			if pod.Spec.NodeName != "" {
 				level := r.nodeSIMD(ctx, pod.Spec.NodeName)
@@ -336,6 +345,22 @@ func unschedulable(pod *corev1.Pod) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return c.Message
+		}
+	}
+	return ""
+}
+
+// failedInit is the termination message of the pod's init container name when it failed,
+// now or in its last run.
+func failedInit(pod *corev1.Pod, name string) string {
+	for _, c := range pod.Status.InitContainerStatuses {
+		if c.Name != name {
+			continue
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+			if t != nil && t.ExitCode != 0 {
+				return strings.TrimSpace(t.Message)
+			}
 		}
 	}
 	return ""
@@ -464,6 +489,8 @@ func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan 
 	}
 	meta.SetStatusCondition(&sc.Status.Conditions, scheduled)
 	switch {
+	case obs.securityPluginMissing != "":
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonSecurityPluginMissing, obs.securityPluginMissing)
 	case len(obs.unschedulable) > 0:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, scheduled.Message)
 	case obs.ready < obs.desired:

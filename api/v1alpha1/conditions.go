@@ -9,6 +9,9 @@ const (
 	ConditionTuned = "Tuned"
 	// ConditionScheduled: every pod of a managed cluster has a node.
 	ConditionScheduled = "Scheduled"
+	// ConditionSecured: a managed cluster runs with TLS and authentication, its
+	// certificates valid; False with a Warning-worthy reason when security is off.
+	ConditionSecured = "Secured"
 	// ConditionPaused: the object carries the pause annotation; the operator writes nothing
 	// to OpenSearch (or to the cluster's pods) for it until the annotation goes.
 	ConditionPaused = "Paused"

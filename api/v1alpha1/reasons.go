@@ -15,6 +15,12 @@ const (
 	ReasonBenchmarkInvalid = "BenchmarkInvalid"
 	ReasonBenchmarkMissing = "BenchmarkMissing"
 	ReasonBenchmarking     = "Benchmarking"
+	// ReasonCAChanged: the cluster's CA was created, a new one introduced or promoted, or
+	// an expired one dropped (an Event).
+	ReasonCAChanged = "CAChanged"
+	// ReasonCertificatesRotated: a pool's certificates were re-issued; its nodes restart
+	// onto them (an Event).
+	ReasonCertificatesRotated = "CertificatesRotated"
 	// ReasonClusterBlocked: OpenSearch refused a write because of a cluster or index block
 	// (e.g. flood-stage disk watermark): not a credentials problem.
 	ReasonClusterBlocked  = "ClusterBlocked"
@@ -67,8 +73,16 @@ const (
 	ReasonRollingRestart   = "RollingRestart"
 	// ReasonRunnerNotAllowed: an Argo run asks for an image or service account the operator's
 	// allowlists do not hold.
-	ReasonRunnerNotAllowed      = "RunnerNotAllowed"
-	ReasonSecretNotFound        = "SecretNotFound"
+	ReasonRunnerNotAllowed = "RunnerNotAllowed"
+	ReasonSecretNotFound   = "SecretNotFound"
+	// ReasonSecurityDisabled: a managed cluster runs without TLS and authentication
+	// (spec.managed.security.enabled: false).
+	ReasonSecurityDisabled = "SecurityDisabled"
+	// ReasonSecurityPluginMissing: a secured cluster's image has no security plugin.
+	ReasonSecurityPluginMissing = "SecurityPluginMissing"
+	// ReasonSecurityError: the operator could not keep the cluster's CA, certificates or
+	// users (a user's CA Secret that is not a CA, an API error).
+	ReasonSecurityError         = "SecurityError"
 	ReasonSettingsRestored      = "SettingsRestored"
 	ReasonSettingsUpdated       = "SettingsUpdated"
 	ReasonSnapshotDeleted       = "SnapshotDeleted"

@@ -52,10 +52,16 @@ type ManagedCluster struct {
 	// +optional
 	UpdateStrategy UpdateStrategy `json:"updateStrategy,omitempty"`
 
+	// security is TLS and authentication: on by default, as in ECK. The operator issues a
+	// CA and per-node transport and HTTP certificates, bootstraps the security plugin's
+	// configuration with an admin user and its own least-privilege user, and connects over
+	// TLS with its own user.
+	// +optional
+	// +kubebuilder:default={}
+	Security ClusterSecurity `json:"security,omitempty"`
+
 	// networkPolicy closes the cluster's pods to everyone but their own cluster, the
-	// operator and the clients allowFrom names. Managed clusters run without the security
-	// plugin yet, so this is what keeps other pods from reading, writing and deleting
-	// indexes. On by default.
+	// operator and the clients allowFrom names. On by default.
 	// +optional
 	// +kubebuilder:default={}
 	NetworkPolicy ClusterNetworkPolicy `json:"networkPolicy,omitempty"`
@@ -110,6 +116,54 @@ const (
 	SIMDAVX512SPR SIMDLevel = "avx512_spr"
 	SIMDNEON      SIMDLevel = "neon"
 )
+
+// ClusterSecurity is TLS and authentication of a managed cluster.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.enabled) || !has(self.enabled) || self.enabled == oldSelf.enabled",message="spec.managed.security.enabled cannot change: nodes with and without TLS cannot form one cluster, so switching needs a new cluster (restore a snapshot into it)",fieldPath=".enabled"
+type ClusterSecurity struct {
+	// enabled: false runs the nodes without the security plugin: plain HTTP, no users, any
+	// client that reaches port 9200 may read, write and delete every index. For development
+	// only; the cluster's Secured condition says so with a Warning. Fixed at creation.
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// tls sets who signs the certificates and how long they live.
+	// +optional
+	TLS ClusterTLS `json:"tls,omitempty"`
+}
+
+// ClusterTLS is the certificate authority and lifetimes of a managed cluster's certificates.
+// +kubebuilder:validation:XValidation:rule="!has(self.certificateValidity) || !has(self.rotateBefore) || duration(self.rotateBefore) < duration(self.certificateValidity)",message="spec.managed.security.tls.rotateBefore must be shorter than certificateValidity",fieldPath=".rotateBefore"
+type ClusterTLS struct {
+	// caSecretRef names a Secret with tls.crt and tls.key of a CA that signs the nodes'
+	// certificates instead of the operator's own CA: the Secret a cert-manager Certificate
+	// with isCA: true writes. Its owner renews it; the operator re-issues the nodes'
+	// certificates when it changes.
+	// +optional
+	CASecretRef *LocalObjectReference `json:"caSecretRef,omitempty"`
+
+	// certificateValidity is how long the node and admin certificates the operator issues
+	// are valid (default 8760h, one year). The operator's own CA lives five times as long.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('2m')",message="spec.managed.security.tls.certificateValidity must be at least 2m"
+	CertificateValidity *metav1.Duration `json:"certificateValidity,omitempty"`
+
+	// rotateBefore is how long before expiry a certificate is re-issued and its nodes
+	// restarted onto it (default 720h, 30 days).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="spec.managed.security.tls.rotateBefore must be at least 1m"
+	RotateBefore *metav1.Duration `json:"rotateBefore,omitempty"`
+}
+
+// CertificatesStatus is the validity of a managed cluster's node and admin certificates.
+type CertificatesStatus struct {
+	// issuer is the subject of the CA that signs them.
+	Issuer string `json:"issuer"`
+	// notAfter is when the earliest of them expires.
+	NotAfter metav1.Time `json:"notAfter"`
+	// renewAt is when the operator re-issues them and restarts the nodes onto them.
+	RenewAt metav1.Time `json:"renewAt"`
+}
 
 // ClusterNetworkPolicy is the NetworkPolicy the operator keeps for a managed cluster: the
 // transport port (9300) from the cluster's own pods only; the HTTP port (9200) from them,
@@ -323,6 +377,9 @@ type SearchClusterStatus struct {
 	// rollout is the state of a rolling restart of a managed cluster.
 	// +optional
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
+	// certificates is the validity of a secured managed cluster's certificates.
+	// +optional
+	Certificates *CertificatesStatus `json:"certificates,omitempty"`
 	// allocationRestricted: the operator set cluster.routing.allocation.enable to
 	// primaries for a rolling restart and has not lifted it yet; it retries the lift
 	// until it succeeds once every node is back.

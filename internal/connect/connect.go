@@ -58,7 +58,7 @@ type cached struct {
 // ClientFor returns the client for sc; an *Error when its Secrets are missing or malformed.
 func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*opensearch.Client, error) {
 	if sc.Spec.Managed != nil {
-		return r.cached(sc, opensearch.Config{Endpoint: r.Endpoint(sc)})
+		return r.managedClient(ctx, sc)
 	}
 	ext := sc.Spec.External
 	if ext == nil {
@@ -78,6 +78,27 @@ func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*
 			return nil, err
 		}
 		cfg.CACert = data[CAKey]
+	}
+	return r.cached(sc, cfg)
+}
+
+// managedClient connects to a managed cluster: over TLS, trusting the cluster's CA bundle,
+// as the operator's own user, unless the cluster's security is off.
+func (r *Resolver) managedClient(ctx context.Context, sc *v1alpha1.SearchCluster) (*opensearch.Client, error) {
+	cfg := opensearch.Config{Endpoint: r.Endpoint(sc)}
+	if managed.SecurityEnabled(sc) {
+		creds, err := r.secretData(ctx, sc.Namespace, managed.CredentialsSecretName(sc, managed.OperatorUser), UsernameKey, PasswordKey)
+		if err != nil {
+			return nil, err
+		}
+		var bundle corev1.ConfigMap
+		if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: managed.CABundleName(sc)}, &bundle); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, &Error{Reason: v1alpha1.ReasonSecretNotFound, Message: fmt.Sprintf("CA bundle ConfigMap %s/%s not found yet", sc.Namespace, managed.CABundleName(sc))}
+			}
+			return nil, err
+		}
+		cfg.Username, cfg.Password, cfg.CACert = string(creds[UsernameKey]), string(creds[PasswordKey]), []byte(bundle.Data[managed.TrustBundleKey])
 	}
 	return r.cached(sc, cfg)
 }
@@ -137,8 +158,14 @@ func (r *Resolver) Forget(key types.NamespacedName) {
 }
 
 func (r *Resolver) secretData(ctx context.Context, namespace, name string, keys ...string) (map[string][]byte, error) {
+	return SecretData(ctx, r.Reader, namespace, name, keys...)
+}
+
+// SecretData reads a Secret a user names and checks it has keys; a missing Secret or key is
+// an *Error with the reason a condition shows.
+func SecretData(ctx context.Context, reader client.Reader, namespace, name string, keys ...string) (map[string][]byte, error) {
 	var s corev1.Secret
-	if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s); err != nil {
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, &Error{Reason: v1alpha1.ReasonSecretNotFound, Message: fmt.Sprintf("Secret %s/%s not found", namespace, name)}
 		}

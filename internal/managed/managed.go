@@ -1,6 +1,7 @@
 // Package managed builds the Kubernetes objects of a managed SearchCluster: per node pool a
 // StatefulSet, a headless Service, a ConfigMap with opensearch.yml and a
-// PodDisruptionBudget; one client Service and one NetworkPolicy per cluster. The builders are pure: the same
+// PodDisruptionBudget; one client Service and one NetworkPolicy per cluster; the names and
+// settings of its security material (internal/security issues it). The builders are pure: the same
 // SearchCluster gives the same objects, so applying them again changes nothing.
 package managed
 
@@ -70,9 +71,13 @@ func ConfigName(sc *v1alpha1.SearchCluster, pool string) string {
 // ClientServiceName is the name of the Service clients and the operator use.
 func ClientServiceName(sc *v1alpha1.SearchCluster) string { return sc.Name }
 
-// Endpoint is the in-cluster URL of the client Service.
+// Endpoint is the in-cluster URL of the client Service: HTTPS unless security is off.
 func Endpoint(sc *v1alpha1.SearchCluster) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d", ClientServiceName(sc), sc.Namespace, HTTPPort)
+	scheme := "https"
+	if !SecurityEnabled(sc) {
+		scheme = "http"
+	}
+	return fmt.Sprintf("%s://%s.%s.svc:%d", scheme, ClientServiceName(sc), sc.Namespace, HTTPPort)
 }
 
 // ClusterSelector selects every pod of the cluster.
@@ -140,6 +145,11 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 	}
 	for k, v := range simd.KNNSettings(simdOf(p)) {
 		settings[k] = v
+	}
+	if SecurityEnabled(sc) {
+		for k, v := range securitySettings(sc) {
+			settings[k] = v
+		}
 	}
 	if s := m.Search; s != nil && s.ConcurrentSegmentSearch != nil {
 		if mode := s.ConcurrentSegmentSearch.Mode; mode != "" {
@@ -233,11 +243,12 @@ type Pool struct {
 	PDB         *policyv1.PodDisruptionBudget
 }
 
-// Objects are every object of a managed cluster, in apply order.
-func Objects(sc *v1alpha1.SearchCluster, initialManagers []string) ([]Pool, *corev1.Service, error) {
+// Objects are every object of a managed cluster, in apply order. security holds each
+// pool's certificates revision when security is on.
+func Objects(sc *v1alpha1.SearchCluster, initialManagers []string, security map[string]SecurityRevision) ([]Pool, *corev1.Service, error) {
 	var pools []Pool
 	for _, p := range sc.Spec.Managed.NodePools {
-		pool, err := BuildPool(sc, p, initialManagers)
+		pool, err := BuildPool(sc, p, initialManagers, security[p.Name])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -246,8 +257,8 @@ func Objects(sc *v1alpha1.SearchCluster, initialManagers []string) ([]Pool, *cor
 	return pools, ClientService(sc), nil
 }
 
-// BuildPool builds the objects of pool p.
-func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string) (Pool, error) {
+// BuildPool builds the objects of pool p; rev is its certificates revision (security on).
+func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string, rev SecurityRevision) (Pool, error) {
 	config, err := Config(sc, p, initialManagers)
 	if err != nil {
 		return Pool{}, err
@@ -284,10 +295,10 @@ func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers 
 			Selector:       &metav1.LabelSelector{MatchLabels: PoolSelector(sc, p.Name)},
 		},
 	}
-	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: statefulSet(sc, p, name, l, config), PDB: pdb}, nil
+	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: statefulSet(sc, p, name, l, config, rev), PDB: pdb}, nil
 }
 
-func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l map[string]string, config string) *appsv1.StatefulSet {
+func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l map[string]string, config string, rev SecurityRevision) *appsv1.StatefulSet {
 	image := Image(sc)
 	javaOpts := JavaOptions(p)
 	podLabels := map[string]string{}
@@ -316,11 +327,9 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 			{Name: "OPENSEARCH_JAVA_OPTS", Value: javaOpts},
-			// The image installs demo certificates and the security plugin unless told not to.
-			// The security plugin needs certificates and users the operator does not manage
-			// yet; see the README's managed-cluster section.
+			// The image installs demo certificates and users unless told not to; the
+			// operator brings its own.
 			{Name: "DISABLE_INSTALL_DEMO_CONFIG", Value: "true"},
-			{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"},
 		},
 		Ports: []corev1.ContainerPort{
 			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
@@ -367,6 +376,18 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer {
 		initContainers = append(initContainers, maxMapCountInit(image))
 	}
+	annotations := map[string]string{
+		ConfigHashAnnotation: ConfigHash(image, config, javaOpts),
+		VersionAnnotation:    sc.Spec.Managed.Version,
+	}
+	if SecurityEnabled(sc) {
+		secVolumes, check := securePod(sc, p, image, &container)
+		volumes = append(volumes, secVolumes...)
+		initContainers = append(initContainers, check)
+		annotations[TrustAnnotation], annotations[CertificatesAnnotation] = rev.Trust, rev.Issued
+	} else {
+		container.Env = append(container.Env, corev1.EnvVar{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"})
+	}
 	return &appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
@@ -386,13 +407,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 			},
 			VolumeClaimTemplates: claims,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels: podLabels,
-					Annotations: map[string]string{
-						ConfigHashAnnotation: ConfigHash(image, config, javaOpts),
-						VersionAnnotation:    sc.Spec.Managed.Version,
-					},
-				},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 				Spec: corev1.PodSpec{
 					InitContainers:                initContainers,
 					Containers:                    []corev1.Container{container},

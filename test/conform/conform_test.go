@@ -85,7 +85,7 @@ func TestManagedClusterObjectsConform(t *testing.T) {
 		if sc.Namespace == "" {
 			sc.Namespace = "search"
 		}
-		pools, svc, err := managed.Objects(&sc, managed.InitialClusterManagerNodes(&sc))
+		pools, svc, err := managed.Objects(&sc, managed.InitialClusterManagerNodes(&sc), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,260 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/security"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
+)
+
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+
+// IssuedAtAnnotation on a certificates Secret is when its certificates were last
+// re-issued together.
+const IssuedAtAnnotation = "vectorpilot.io/issued-at"
+
+// credentialsDigestAnnotation on the security configuration Secret names the passwords it
+// was rendered from (security.CredentialsDigest).
+const credentialsDigestAnnotation = "vectorpilot.io/credentials-digest"
+
+// secure keeps a secured cluster's material: its CA, each pool's and the admin's
+// certificates, the users' passwords and the security plugin's configuration. It records
+// each pool's revision for the pod templates, and looks again when the earliest
+// certificate is due for renewal. Secrets are read past the cache: the operator keeps no
+// informer on Secrets.
+func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) steps.Result {
+	sc := m.sc
+	if !managed.SecurityEnabled(sc) {
+		sc.Status.Certificates = nil
+		r.setSecured(sc, metav1.ConditionFalse, v1alpha1.ReasonSecurityDisabled,
+			"spec.managed.security.enabled is false: plain HTTP and no users; any client that reaches port 9200 can read, write and delete every index (development only)")
+		return steps.Continue()
+	}
+	fail := func(reason string, err error) steps.Result {
+		r.setSecured(sc, metav1.ConditionFalse, reason, err.Error())
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, reason, err.Error())
+		var cerr *connect.Error
+		if errors.As(err, &cerr) {
+			return steps.StopFor(r.Options.ClusterPollInterval)
+		}
+		return steps.Done(err)
+	}
+	reasonOf := func(err error) string {
+		if cerr := (*connect.Error)(nil); errors.As(err, &cerr) {
+			return cerr.Reason
+		}
+		return v1alpha1.ReasonSecurityError
+	}
+	var user *security.UserCA
+	if ref := sc.Spec.Managed.Security.TLS.CASecretRef; ref != nil {
+		data, err := connect.SecretData(ctx, r.APIReader, sc.Namespace, ref.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+		if err != nil {
+			return fail(reasonOf(err), err)
+		}
+		user = &security.UserCA{CertPEM: data[corev1.TLSCertKey], KeyPEM: data[corev1.TLSPrivateKeyKey]}
+	}
+	lifetimes := security.LifetimesOf(sc)
+	now := time.Now()
+	caSecret, err := r.readSecret(ctx, sc.Namespace, managed.CASecretName(sc))
+	if err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	rolled, err := r.trustRolled(ctx, sc, security.TrustOf(caSecret.Data))
+	if err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	auth, err := security.PlanCA(security.CAInput{Current: caSecret.Data, User: user, Rolled: rolled, Now: now,
+		Lifetimes: lifetimes, CommonName: fmt.Sprintf("vectorpilot CA %s/%s", sc.Namespace, sc.Name)})
+	if err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	if err := r.writeSecret(ctx, sc, caSecret, auth.Data, nil, true); err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	if auth.Event != "" {
+		r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonCAChanged, "Certificates", "CA %q: %s", auth.Signing.Subject.CommonName, auth.Event)
+	}
+	bundle := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: managed.CABundleName(sc), Namespace: sc.Namespace, Labels: securityLabels(sc)},
+		Data:       map[string]string{managed.TrustBundleKey: string(auth.Trust)},
+	}
+	if err := r.apply(ctx, sc, bundle); err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	m.security = map[string]managed.SecurityRevision{}
+	var earliest *security.Leaves
+	keep := func(name string, specs []security.LeafSpec) (security.Leaves, error) {
+		s, err := r.readSecret(ctx, sc.Namespace, name)
+		if err != nil {
+			return security.Leaves{}, err
+		}
+		leaves, err := security.PlanLeaves(security.LeavesInput{Current: s.Data, IssuedAt: s.Annotations[IssuedAtAnnotation],
+			Specs: specs, Authority: auth, Now: now, Lifetimes: lifetimes})
+		if err != nil {
+			return security.Leaves{}, err
+		}
+		if err := r.writeSecret(ctx, sc, s, leaves.Data, map[string]string{IssuedAtAnnotation: leaves.IssuedAt}, true); err != nil {
+			return security.Leaves{}, err
+		}
+		if leaves.Reissued && s.ResourceVersion != "" {
+			r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonCertificatesRotated, "Certificates",
+				"re-issued the certificates in Secret %s (valid until %s); their nodes restart onto them", name, leaves.NotAfter.UTC().Format(time.RFC3339))
+		}
+		if earliest == nil || leaves.NotAfter.Before(earliest.NotAfter) {
+			earliest = &leaves
+		}
+		return leaves, nil
+	}
+	for _, p := range sc.Spec.Managed.NodePools {
+		leaves, err := keep(managed.CertsSecretName(sc, p.Name), security.PoolSpecs(sc, p))
+		if err != nil {
+			return fail(v1alpha1.ReasonSecurityError, err)
+		}
+		m.security[p.Name] = managed.SecurityRevision{Trust: security.Fingerprint(auth.Trust), Issued: leaves.IssuedAt}
+	}
+	if _, err := keep(managed.AdminCertSecretName(sc), []security.LeafSpec{security.AdminSpec(sc)}); err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	if err := r.keepUsers(ctx, sc); err != nil {
+		return fail(v1alpha1.ReasonSecurityError, err)
+	}
+	sc.Status.Certificates = &v1alpha1.CertificatesStatus{Issuer: auth.Signing.Subject.String(),
+		NotAfter: metav1.NewTime(earliest.NotAfter.UTC().Truncate(time.Second)), RenewAt: metav1.NewTime(earliest.RenewAt.UTC().Truncate(time.Second))}
+	r.setSecured(sc, metav1.ConditionTrue, v1alpha1.ReasonReconciled, fmt.Sprintf(
+		"TLS on the transport and HTTP layers, basic authentication; certificates valid until %s, renewed at %s",
+		sc.Status.Certificates.NotAfter.Format(time.RFC3339), sc.Status.Certificates.RenewAt.Format(time.RFC3339)))
+	return steps.After(max(time.Until(earliest.RenewAt), time.Second))
+}
+
+// keepUsers creates each user's credentials Secret with a generated password the first
+// time, and renders the security configuration from them when they changed. Neither is
+// owned by the SearchCluster: like the data volumes they outlive it, because the security
+// index on those volumes keeps the passwords' hashes.
+func (r *SearchClusterReconciler) keepUsers(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	passwords := map[string]string{}
+	for _, u := range security.Users {
+		s, err := r.readSecret(ctx, sc.Namespace, managed.CredentialsSecretName(sc, u))
+		if err != nil {
+			return err
+		}
+		pw := string(s.Data[corev1.BasicAuthPasswordKey])
+		if s.ResourceVersion == "" || pw == "" {
+			if pw, err = security.NewPassword(); err != nil {
+				return err
+			}
+			s.Type = corev1.SecretTypeBasicAuth
+			data := map[string][]byte{corev1.BasicAuthUsernameKey: []byte(u), corev1.BasicAuthPasswordKey: []byte(pw)}
+			if err := r.writeSecret(ctx, sc, s, data, nil, false); err != nil {
+				return err
+			}
+		}
+		passwords[u] = pw
+	}
+	s, err := r.readSecret(ctx, sc.Namespace, managed.SecurityConfigSecretName(sc))
+	if err != nil {
+		return err
+	}
+	digest := security.CredentialsDigest(passwords)
+	if s.ResourceVersion != "" && s.Annotations[credentialsDigestAnnotation] == digest {
+		return nil
+	}
+	files, err := security.ConfigFiles(sc, passwords)
+	if err != nil {
+		return err
+	}
+	return r.writeSecret(ctx, sc, s, files, map[string]string{credentialsDigestAnnotation: digest}, false)
+}
+
+// trustRolled says whether every pod of the cluster is ready and was started with the
+// trust bundle trust.
+func (r *SearchClusterReconciler) trustRolled(ctx context.Context, sc *v1alpha1.SearchCluster, trust []byte) (bool, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		return false, err
+	}
+	want := 0
+	for _, p := range sc.Spec.Managed.NodePools {
+		want += int(p.Replicas)
+	}
+	if len(pods.Items) != want {
+		return false, nil
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !podReady(pod) || pod.Annotations[managed.TrustAnnotation] != security.Fingerprint(trust) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readSecret reads a Secret past the cache; a missing one comes back empty, named, with no
+// resourceVersion.
+func (r *SearchClusterReconciler) readSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, s)
+	if apierrors.IsNotFound(err) {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, nil
+	}
+	return s, err
+}
+
+// writeSecret creates s, or updates it when its data or the given annotations differ. An
+// owned Secret goes with the SearchCluster; a retained one stays.
+func (r *SearchClusterReconciler) writeSecret(ctx context.Context, sc *v1alpha1.SearchCluster, s *corev1.Secret, data map[string][]byte, annotations map[string]string, owned bool) error {
+	same := maps.EqualFunc(s.Data, data, bytes.Equal)
+	for k, v := range annotations {
+		same = same && s.Annotations[k] == v
+	}
+	if same && s.ResourceVersion != "" {
+		return nil
+	}
+	s.Data = data
+	s.Labels = securityLabels(sc)
+	if len(annotations) > 0 && s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	maps.Copy(s.Annotations, annotations)
+	if owned {
+		if err := controllerutil.SetControllerReference(sc, s, r.Scheme()); err != nil {
+			return err
+		}
+	}
+	if s.ResourceVersion == "" {
+		return r.Create(ctx, s)
+	}
+	return r.Update(ctx, s)
+}
+
+func securityLabels(sc *v1alpha1.SearchCluster) map[string]string {
+	return map[string]string{managed.ManagedByLabel: managed.ManagedBy, managed.ClusterLabel: sc.Name}
+}
+
+// setSecured sets the Secured condition; turning security off is announced by a Warning
+// Event once, when the condition first says so.
+func (r *SearchClusterReconciler) setSecured(sc *v1alpha1.SearchCluster, status metav1.ConditionStatus, reason, message string) {
+	before := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionSecured)
+	if reason == v1alpha1.ReasonSecurityDisabled && (before == nil || before.Reason != reason) {
+		r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, reason, "Security", "%s", message)
+	}
+	meta.SetStatusCondition(&sc.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSecured, Status: status,
+		Reason: reason, Message: message, ObservedGeneration: sc.Generation})
+}
