@@ -82,6 +82,9 @@ func ensureNodes(e *env) {
 	})
 }
 
+// insecure turns a managed cluster's security off.
+var insecure = v1alpha1.ClusterSecurity{Enabled: ptr.To(false)}
+
 func pool(name string, level v1alpha1.SIMDLevel, replicas int32, roles ...v1alpha1.NodeRole) v1alpha1.NodePool {
 	return v1alpha1.NodePool{Name: name, Roles: roles, Replicas: replicas, SIMD: level,
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}
@@ -126,6 +129,9 @@ func TestManagedPoolsLandOnMatchingCPUs(t *testing.T) {
 
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "simd", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version: "3.6.0",
+		// The local node has no security plugin (internal/security's tests and
+		// TestSecuredManagedCluster cover the secured default).
+		Security: insecure,
 		NodePools: []v1alpha1.NodePool{
 			pool("spr", v1alpha1.SIMDAVX512SPR, 2, "cluster_manager", "data"),
 			pool("avx2", v1alpha1.SIMDAVX2, 3, "data"),
@@ -348,6 +354,9 @@ func TestManagedRollingRestart(t *testing.T) {
 
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "roll", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version: "3.6.0",
+		// The local node has no security plugin (internal/security's tests and
+		// TestSecuredManagedCluster cover the secured default).
+		Security: insecure,
 		NodePools: []v1alpha1.NodePool{
 			pool("managers", v1alpha1.SIMDAuto, 3, "cluster_manager"),
 			pool("data", v1alpha1.SIMDAVX2, 3, "data", "ingest"),
@@ -502,6 +511,7 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 	releaseNodes(e)
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "lift", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version:   "3.6.0",
+		Security:  insecure,
 		NodePools: []v1alpha1.NodePool{pool("all", v1alpha1.SIMDAuto, 1, "cluster_manager", "data")},
 	}}}
 	e.create(sc)

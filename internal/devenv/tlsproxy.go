@@ -32,8 +32,19 @@ type TLSProxy struct {
 }
 
 // StartTLSProxy starts nginx from bin/ on a free loopback port, forwarding to upstream
-// for requests that carry one of users' passwords.
+// for requests that carry one of users' passwords, with a server certificate from a CA it
+// makes.
 func StartTLSProxy(root, upstream string, users map[string]string) (*TLSProxy, error) {
+	ca, err := pki.NewCA("vectorpilot test CA", time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	return StartTLSProxyWith(root, upstream, users, ca)
+}
+
+// StartTLSProxyWith is StartTLSProxy with a server certificate (for 127.0.0.1 and
+// localhost) that ca signs.
+func StartTLSProxyWith(root, upstream string, users map[string]string, ca *pki.CA) (*TLSProxy, error) {
 	bin := filepath.Join(root, "bin", "nginx")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("nginx missing at %s: run hack/install-nginx.sh (make test does): %w", bin, err)
@@ -49,10 +60,6 @@ func StartTLSProxy(root, upstream string, users map[string]string) (*TLSProxy, e
 			_ = p.Stop()
 		}
 	}()
-	ca, err := pki.NewCA("vectorpilot test CA", time.Hour)
-	if err != nil {
-		return nil, err
-	}
 	wrong, err := pki.NewCA("some other CA", time.Hour)
 	if err != nil {
 		return nil, err

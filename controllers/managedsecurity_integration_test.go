@@ -1,0 +1,213 @@
+package controllers_test
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/pki"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/internal/security"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+// TestSecuredManagedCluster: a managed cluster is secured by default. The operator writes
+// its CA, each node's certificates and the admin's, the users' generated passwords and the
+// security configuration; the certificates verify against the CA bundle it publishes; the
+// operator connects over TLS with its own user — to a real nginx that presents a
+// certificate of the operator's CA and checks the operator's generated password in front of
+// the real node (the security plugin cannot run here, and the pods' own certificates name
+// cluster DNS names that do not resolve on this machine); the pods here are played (see
+// kubelet). With a short validity the certificates are re-issued before they expire and
+// the nodes restart onto them one at a time. No password shows in status or Events.
+func TestSecuredManagedCluster(t *testing.T) {
+	var endpoint atomic.Value
+	endpoint.Store("https://127.0.0.1:1") // nothing listens until nginx has the operator's CA
+	opts := fastOptions
+	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return endpoint.Load().(string) }
+	opts.ClusterHealth = &controlledHealth{health: rollout.Health{Status: "green"}}
+	opts.RolloutPollInterval = 500 * time.Millisecond
+	e := startOperatorWith(t, opts)
+	ensureNodes(e)
+	releaseNodes(e)
+
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "sec", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version:   "3.6.0",
+		NodePools: []v1alpha1.NodePool{pool("nodes", v1alpha1.SIMDAuto, 2, "cluster_manager", "data")},
+		// Re-issued 40 s after issue.
+		Security: v1alpha1.ClusterSecurity{TLS: v1alpha1.ClusterTLS{
+			CertificateValidity: &metav1.Duration{Duration: 3 * time.Minute}, RotateBefore: &metav1.Duration{Duration: 140 * time.Second}}},
+	}}}
+	e.create(sc)
+	if sc.Spec.Managed.Security.Enabled == nil || !*sc.Spec.Managed.Security.Enabled {
+		t.Fatal("security is not on by default")
+	}
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionSecured, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 30*time.Second)
+
+	get := func(name string) *corev1.Secret {
+		var s corev1.Secret
+		if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &s); err != nil {
+			t.Fatalf("Secret %s: %v", name, err)
+		}
+		return &s
+	}
+	caSecret := get(managed.CASecretName(sc))
+	var bundle corev1.ConfigMap
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: managed.CABundleName(sc)}, &bundle); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(bundle.Data["ca.crt"])) {
+		t.Fatal("the CA bundle holds no certificate")
+	}
+	certs := get(managed.CertsSecretName(sc, "nodes"))
+	for _, pod := range []string{"sec-nodes-0", "sec-nodes-1"} {
+		c, err := pki.ParseCertificate(certs.Data[managed.HTTPKey(pod)+".crt"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, host := range managed.HTTPHosts(sc, "nodes", pod) {
+			if _, err := c.Verify(x509.VerifyOptions{Roots: roots, DNSName: host}); err != nil {
+				t.Errorf("%s as %s: %v", pod, host, err)
+			}
+		}
+		if left := time.Until(c.NotAfter); left > 3*time.Minute || left < 2*time.Minute {
+			t.Errorf("%s valid for %s more, want under 3m", pod, left)
+		}
+	}
+	for _, owned := range []client.Object{caSecret, certs, get(managed.AdminCertSecretName(sc)), &bundle} {
+		if !metav1.IsControlledBy(owned, sc) {
+			t.Errorf("%s is not owned by the SearchCluster", owned.GetName())
+		}
+	}
+	passwords := map[string]string{}
+	for _, u := range security.Users {
+		s := get(managed.CredentialsSecretName(sc, u))
+		if s.Type != corev1.SecretTypeBasicAuth || string(s.Data["username"]) != u || len(s.Data["password"]) != 32 {
+			t.Errorf("credentials of %s: type %s, %d-byte password", u, s.Type, len(s.Data["password"]))
+		}
+		// Retained like the data volumes: the security index on them keeps these users.
+		if len(s.OwnerReferences) != 0 {
+			t.Errorf("credentials of %s would go with the SearchCluster", u)
+		}
+		passwords[u] = string(s.Data["password"])
+	}
+	if cfg := get(managed.SecurityConfigSecretName(sc)); len(cfg.Data["internal_users.yml"]) == 0 || len(cfg.OwnerReferences) != 0 {
+		t.Error("security configuration missing or not retained")
+	}
+	var sts appsv1.StatefulSet
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "sec-nodes"}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if got := sts.Spec.Template.Annotations[managed.CertificatesAnnotation]; got == "" || got != certs.Annotations[controllers.IssuedAtAnnotation] {
+		t.Errorf("pod template's certificates revision %q, Secret's %q", got, certs.Annotations[controllers.IssuedAtAnnotation])
+	}
+
+	// The operator's TLS client, its CA and its own user against a real TLS server.
+	ca, err := pki.ParseCA(caSecret.Data[security.CACertKey], caSecret.Data[security.CAKeyKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := devenv.StartTLSProxyWith(testsupport.Root(t), testsupport.OpenSearchURL(t), map[string]string{managed.OperatorUser: passwords[managed.OperatorUser]}, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Stop() })
+	endpoint.Store(proxy.URL)
+	k := &kubelet{e: e, sc: sc, desired: 2, startup: time.Second}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); k.run(stop) }()
+	t.Cleanup(func() { close(stop); <-done })
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+
+	// Another password on the server: the operator's user is refused, and says so.
+	if err := proxy.SetUsers(map[string]string{managed.OperatorUser: "not-the-generated-one"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnauthorized, 30*time.Second)
+	if err := proxy.SetUsers(map[string]string{managed.OperatorUser: passwords[managed.OperatorUser]}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 30*time.Second)
+
+	// Rotation: re-issued before expiry, the nodes restarted onto the new revision.
+	k.resetWorst()
+	first := certs.Annotations[controllers.IssuedAtAnnotation]
+	e.eventually(90*time.Second, func() (bool, string) {
+		certs = get(managed.CertsSecretName(sc, "nodes"))
+		return certs.Annotations[controllers.IssuedAtAnnotation] != first, "issued at " + first
+	})
+	e.waitEvent(sc.Name, v1alpha1.ReasonCertificatesRotated)
+	e.eventually(60*time.Second, func() (bool, string) {
+		r, _, _ := k.snapshot()
+		return len(r) >= 2, fmt.Sprintf("restarts %v", r)
+	})
+	waitRolledOut(e, sc, 60*time.Second)
+	if _, worst, _ := k.snapshot(); worst > 1 {
+		t.Errorf("%d nodes down at once during the rotation", worst)
+	}
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "sec-nodes"}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if got := sts.Spec.Template.Annotations[managed.CertificatesAnnotation]; got == first {
+		t.Error("the pod template still names the first certificates")
+	}
+	if sc.Status.Certificates == nil || !sc.Status.Certificates.RenewAt.After(time.Now().Add(-time.Minute)) {
+		t.Errorf("status.certificates %+v", sc.Status.Certificates)
+	}
+
+	// Nothing of the passwords in status or Events.
+	status, _ := json.Marshal(sc.Status)
+	var said strings.Builder
+	said.Write(status)
+	for _, ev := range e.events(sc.Name) {
+		said.WriteString(ev.Note)
+	}
+	for u, pw := range passwords {
+		if strings.Contains(said.String(), pw) {
+			t.Errorf("%s's password shows in status or Events", u)
+		}
+	}
+}
+
+// TestSecurityOffIsAWarning: a cluster with security turned off says so in its Secured
+// condition and a Warning Event, and gets no security material.
+func TestSecurityOffIsAWarning(t *testing.T) {
+	opts := fastOptions
+	url := testsupport.OpenSearchURL(t)
+	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return url }
+	e := startOperatorWith(t, opts)
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "open", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version: "3.6.0", Security: insecure,
+		NodePools: []v1alpha1.NodePool{pool("all", v1alpha1.SIMDAuto, 1, "cluster_manager", "data")},
+	}}}
+	e.create(sc)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionSecured, metav1.ConditionFalse, v1alpha1.ReasonSecurityDisabled, 30*time.Second)
+	if note := e.waitEvent(sc.Name, v1alpha1.ReasonSecurityDisabled); !strings.Contains(note, "development only") {
+		t.Errorf("event %q", note)
+	}
+	var s corev1.Secret
+	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: managed.CASecretName(sc)}, &s); err == nil {
+		t.Error("a CA for a cluster without security")
+	}
+	// Security cannot be switched on later: nodes with and without TLS form no cluster.
+	sc.Spec.Managed.Security.Enabled = nil
+	err := e.k8s.Update(e.ctx, sc)
+	if err == nil || !strings.Contains(err.Error(), "spec.managed.security.enabled cannot change") {
+		t.Errorf("switching security on: %v", err)
+	}
+}
