@@ -31,8 +31,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/status,verbs=get;update
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
 

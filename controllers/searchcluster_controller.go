@@ -29,7 +29,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters/status,verbs=get;update
 // The owner references on the StatefulSets, Services, ConfigMaps and PDBs it makes block the owner's deletion, which
 // OwnerReferencesPermissionEnforcement allows only with update on the owner's finalizers.
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters/finalizers,verbs=update

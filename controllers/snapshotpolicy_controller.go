@@ -27,7 +27,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies/status,verbs=get;update
 // The owner references on the VectorSnapshots it makes block the owner's deletion, which
 // OwnerReferencesPermissionEnforcement allows only with update on the owner's finalizers.
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=snapshotpolicies/finalizers,verbs=update

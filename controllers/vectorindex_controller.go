@@ -36,8 +36,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/status,verbs=get;update
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/finalizers,verbs=update
 
 // IndexFinalizer holds a VectorIndex until its deletion policy has been applied.

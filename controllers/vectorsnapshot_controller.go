@@ -26,7 +26,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots/status,verbs=get;update
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorsnapshots/finalizers,verbs=update
 
 // SnapshotFinalizer deletes a VectorSnapshot's snapshot from the repository with it.

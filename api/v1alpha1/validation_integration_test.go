@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -354,6 +355,18 @@ func TestInvalidSearchClustersAreRefused(t *testing.T) {
 			m.NodePools[1].AdditionalConfig = map[string]string{"indices.memory.index_buffer_size": "20%", "cluster.routing.allocation.enable": "x"}
 		}), []string{"spec.managed.nodePools[1].additionalConfig", "may set only allowlisted settings"}},
 		{"max unavailable zero", managed(func(m *v1alpha1.ManagedCluster) { m.UpdateStrategy.MaxUnavailable = -1 }), []string{"spec.managed.updateStrategy.maxUnavailable"}},
+		{"rotation not before expiry", managed(func(m *v1alpha1.ManagedCluster) {
+			m.Security.TLS = v1alpha1.ClusterTLS{CertificateValidity: &metav1.Duration{Duration: 24 * time.Hour}, RotateBefore: &metav1.Duration{Duration: 24 * time.Hour}}
+		}), []string{"spec.managed.security.tls.rotateBefore", "shorter than certificateValidity"}},
+		{"certificates too short-lived", managed(func(m *v1alpha1.ManagedCluster) {
+			m.Security.TLS.CertificateValidity = &metav1.Duration{Duration: time.Minute}
+		}), []string{"spec.managed.security.tls.certificateValidity", "at least 2m"}},
+		{"rotation too close", managed(func(m *v1alpha1.ManagedCluster) {
+			m.Security.TLS.RotateBefore = &metav1.Duration{Duration: time.Second}
+		}), []string{"spec.managed.security.tls.rotateBefore", "at least 1m"}},
+		{"empty CA Secret name", managed(func(m *v1alpha1.ManagedCluster) {
+			m.Security.TLS.CASecretRef = &v1alpha1.LocalObjectReference{}
+		}), []string{"spec.managed.security.tls.caSecretRef.name"}},
 		{"bad segment search mode", managed(func(m *v1alpha1.ManagedCluster) {
 			m.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "sometimes"}}
 		}), []string{"spec.managed.search.concurrentSegmentSearch.mode"}},
@@ -381,6 +394,10 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc := create("storage-fixed")
 	sc.Spec.Managed.NodePools[1].Storage.Size = resource.MustParse("20Gi")
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].storage", "immutable"})
+
+	sc = create("security-fixed")
+	sc.Spec.Managed.Security.Enabled = ptr.To(false)
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.security.enabled", "cannot change"})
 
 	sc = create("mode-fixed")
 	sc.Spec = v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "http://opensearch:9200"}}

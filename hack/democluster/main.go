@@ -52,12 +52,13 @@ func run(keep bool, vectors int32) error {
 		return err
 	}
 
-	step("2. kubectl apply -f hack/sandbox/searchcluster-managed.yaml (image: %s)", box.OpenSearchImage)
+	step("2. kubectl apply -f hack/sandbox/searchcluster-managed.yaml (image: %s, security off: the image has no security plugin)", box.OpenSearchImage)
 	sc := &v1alpha1.SearchCluster{}
 	if err := box.Manifest("searchcluster-managed.yaml", sc); err != nil {
 		return err
 	}
-	sc.Namespace, sc.Spec.Managed.Image = namespace, box.OpenSearchImage
+	sc.Namespace = namespace
+	box.RunHere(sc)
 	applied := time.Now()
 	if err := k8s.Create(ctx, sc); err != nil {
 		return err

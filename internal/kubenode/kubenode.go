@@ -679,6 +679,12 @@ func (c *Cluster) ImportImage(archive string) error {
 	return nil
 }
 
+// SecretVolumeDir is where the kubelet has mounted a pod's Secret volume on this host: what
+// the pod's containers see, read without entering the pod.
+func (c *Cluster) SecretVolumeDir(podUID, volume string) string {
+	return filepath.Join(c.work, "kubelet", "root", "pods", podUID, "volumes", "kubernetes.io~secret", volume)
+}
+
 func (c *Cluster) startKubelet(assets string, clientCA []byte) error {
 	dir := filepath.Join(c.work, "kubelet")
 	user, err := c.ControlPlane.Env.AddUser(envtest.User{Name: "system:node:" + NodeName, Groups: []string{"system:nodes"}}, c.ControlPlane.Config)

@@ -161,7 +161,7 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Namespace = searchNamespace
-	sc.Spec.Managed.Image = box.OpenSearchImage
+	box.RunHere(sc)
 	applied := time.Now()
 	if err := k8s.Create(ctx, sc); err != nil {
 		t.Fatal(err)

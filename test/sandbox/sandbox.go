@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -96,6 +97,14 @@ func (s *Sandbox) Manifest(name string, into any) error {
 		return fmt.Errorf("hack/sandbox/%s: %w", name, err)
 	}
 	return nil
+}
+
+// RunHere makes a managed cluster run on this node: the OpenSearch image built here, and
+// security off, because that image has no security plugin (it is not obtainable from the
+// registries this machine reaches; a secured cluster on it stops at SecurityPluginMissing).
+func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
+	sc.Spec.Managed.Image = s.OpenSearchImage
+	sc.Spec.Managed.Security.Enabled = ptr.To(false)
 }
 
 // OperatorDeployment is the chart's Deployment name for the release.
