@@ -39,7 +39,9 @@ func TestSecuredClusterOnTheRealNode(t *testing.T) {
 		"pod-security.kubernetes.io/enforce": "restricted"}}}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version: sandbox.OpenSearchVersion,
 		Image:   box.OpenSearchImage,
