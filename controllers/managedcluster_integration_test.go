@@ -261,6 +261,15 @@ type kubelet struct {
 	maxUnavailable, maxManagersDown int
 }
 
+// playKubelet plays the kubelet for sc's pods until the test ends.
+func playKubelet(e *env, sc *v1alpha1.SearchCluster, desired int) *kubelet {
+	k := &kubelet{e: e, sc: sc, desired: desired, startup: time.Second}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); k.run(stop) }()
+	e.t.Cleanup(func() { close(stop); <-done })
+	return k
+}
+
 func (k *kubelet) run(stop <-chan struct{}) {
 	seen := map[string]bool{}
 	for {
@@ -363,11 +372,7 @@ func TestManagedRollingRestart(t *testing.T) {
 		},
 	}}}
 	e.create(sc)
-	k := &kubelet{e: e, sc: sc, desired: 6, startup: time.Second}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); k.run(stop) }()
-	t.Cleanup(func() { close(stop); <-done })
+	k := playKubelet(e, sc, 6)
 
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
 	if restarts, _, _ := k.snapshot(); len(restarts) != 0 {
@@ -515,11 +520,7 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 		NodePools: []v1alpha1.NodePool{pool("all", v1alpha1.SIMDAuto, 1, "cluster_manager", "data")},
 	}}}
 	e.create(sc)
-	k := &kubelet{e: e, sc: sc, desired: 1, startup: time.Second}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); k.run(stop) }()
-	t.Cleanup(func() { close(stop); <-done })
+	playKubelet(e, sc, 1)
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
 
 	// The cluster is closed by a NetworkPolicy the operator keeps (content: internal/managed's

@@ -127,11 +127,7 @@ func TestSecuredManagedCluster(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = proxy.Stop() })
 	endpoint.Store(proxy.URL)
-	k := &kubelet{e: e, sc: sc, desired: 2, startup: time.Second}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); k.run(stop) }()
-	t.Cleanup(func() { close(stop); <-done })
+	k := playKubelet(e, sc, 2)
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
 
 	// Another password on the server: the operator's user is refused, and says so.

@@ -56,7 +56,7 @@ func TestSecuredClusterOnTheRealNode(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), sc) })
 
-	eventually(t, 3*time.Minute, func() (bool, string) {
+	waitFor(t, 3*time.Minute, "SecurityPluginMissing", func() (bool, string) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
 			return false, err.Error()
 		}
@@ -89,7 +89,7 @@ func mountedMatchesSecret(t *testing.T, ns, pod, secretName, notAt string) mount
 	var out mounted
 	var s corev1.Secret
 	var dir string
-	eventually(t, 3*time.Minute, func() (bool, string) {
+	waitFor(t, 3*time.Minute, "the pod to mount the certificates of its Secret", func() (bool, string) {
 		var p corev1.Pod
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, &s); err != nil {
 			return false, err.Error()
@@ -135,19 +135,4 @@ func mountedMatchesSecret(t *testing.T, ns, pod, secretName, notAt string) mount
 		}
 	}
 	return out
-}
-
-func eventually(t *testing.T, timeout time.Duration, check func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, msg)
-		}
-		time.Sleep(time.Second)
-	}
 }
