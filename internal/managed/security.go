@@ -71,11 +71,11 @@ func SecurityConfigSecretName(sc *v1alpha1.SearchCluster) string {
 	return sc.Name + "-security-config"
 }
 
-// TransportKey and HTTPKey name a node's certificate in its pool's Secret; ".crt" and
+// TransportKey names a node's transport certificate in its pool's Secret; ".crt" and
 // ".key" are appended.
 func TransportKey(pod string) string { return pod + ".transport" }
 
-// HTTPKey: see TransportKey.
+// HTTPKey names a node's HTTP certificate in its pool's Secret, as TransportKey does.
 func HTTPKey(pod string) string { return pod + ".http" }
 
 // nodesOU is the organisational unit of every node certificate of a cluster: nodes_dn
