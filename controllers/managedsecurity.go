@@ -37,7 +37,7 @@ const credentialsDigestAnnotation = "vectorpilot.io/credentials-digest"
 // secure keeps a secured cluster's material: its CA, each pool's and the admin's
 // certificates, the users' passwords and the security plugin's configuration. It records
 // each pool's revision for the pod templates, and looks again when the earliest
-// certificate is due for renewal. Secrets are read past the cache: the operator keeps no
+// certificate is due for renewal, if that comes before the next poll. Secrets are read past the cache: the operator keeps no
 // informer on Secrets.
 func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) steps.Result {
 	sc := m.sc
@@ -141,7 +141,11 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 	r.setSecured(sc, metav1.ConditionTrue, v1alpha1.ReasonReconciled, fmt.Sprintf(
 		"TLS on the transport and HTTP layers, basic authentication; certificates valid until %s, renewed at %s",
 		sc.Status.Certificates.NotAfter.Format(time.RFC3339), sc.Status.Certificates.RenewAt.Format(time.RFC3339)))
-	return steps.After(max(time.Until(earliest.RenewAt), time.Second))
+	// Renewal due before the next poll: look again then. Otherwise the poll comes first.
+	if until := time.Until(earliest.RenewAt); until < r.Options.ClusterPollInterval {
+		return steps.After(max(until, time.Second))
+	}
+	return steps.Continue()
 }
 
 // keepUsers creates each user's credentials Secret with a generated password the first
