@@ -261,6 +261,20 @@ type kubelet struct {
 	maxUnavailable, maxManagersDown int
 }
 
+// startRollingOperator starts the operator for managed clusters that roll: endpoint is
+// where it reaches OpenSearch, health what the rollout planner is told, pods looked at
+// every 500 ms; the envtest nodes are there and schedulable.
+func startRollingOperator(t *testing.T, endpoint func(*v1alpha1.SearchCluster) string, health controllers.HealthSource) *env {
+	opts := fastOptions
+	opts.ManagedEndpoint = endpoint
+	opts.ClusterHealth = health
+	opts.RolloutPollInterval = 500 * time.Millisecond
+	e := startOperatorWith(t, opts)
+	ensureNodes(e)
+	releaseNodes(e)
+	return e
+}
+
 // playKubelet plays the kubelet for sc's pods until the test ends.
 func playKubelet(e *env, sc *v1alpha1.SearchCluster, desired int) *kubelet {
 	k := &kubelet{e: e, sc: sc, desired: desired, startup: time.Second}
@@ -352,14 +366,8 @@ func (k *kubelet) snapshot() ([]string, int, int) {
 // restarts every data pod before any cluster manager.
 func TestManagedRollingRestart(t *testing.T) {
 	health := &controlledHealth{health: rollout.Health{Status: "green"}}
-	opts := fastOptions
 	url := testsupport.OpenSearchURL(t)
-	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return url }
-	opts.ClusterHealth = health
-	opts.RolloutPollInterval = 500 * time.Millisecond
-	e := startOperatorWith(t, opts)
-	ensureNodes(e)
-	releaseNodes(e)
+	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return url }, health)
 
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "roll", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version: "3.6.0",
@@ -507,13 +515,7 @@ var _ controllers.HealthSource = (*controlledHealth)(nil)
 func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 	url := testsupport.OpenSearchURL(t)
 	line := startProxy(t, strings.TrimPrefix(url, "http://"))
-	opts := fastOptions
-	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return line.url() }
-	opts.ClusterHealth = &controlledHealth{health: rollout.Health{Status: "green"}}
-	opts.RolloutPollInterval = 500 * time.Millisecond
-	e := startOperatorWith(t, opts)
-	ensureNodes(e)
-	releaseNodes(e)
+	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return line.url() }, &controlledHealth{health: rollout.Health{Status: "green"}})
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "lift", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version:   "3.6.0",
 		Security:  insecure,

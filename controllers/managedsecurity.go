@@ -37,8 +37,8 @@ const credentialsDigestAnnotation = "vectorpilot.io/credentials-digest"
 // secure keeps a secured cluster's material: its CA, each pool's and the admin's
 // certificates, the users' passwords and the security plugin's configuration. It records
 // each pool's revision for the pod templates, and looks again when the earliest
-// certificate is due for renewal, if that comes before the next poll. Secrets are read past the cache: the operator keeps no
-// informer on Secrets.
+// certificate is due for renewal, if that comes before the next poll. Secrets are read
+// past the cache: the operator keeps no informer on Secrets.
 func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) steps.Result {
 	sc := m.sc
 	if !managed.SecurityEnabled(sc) {
@@ -47,26 +47,22 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 			"spec.managed.security.enabled is false: plain HTTP and no users; any client that reaches port 9200 can read, write and delete every index (development only)")
 		return steps.Continue()
 	}
-	fail := func(reason string, err error) steps.Result {
+	// A user's Secret missing or malformed waits for the user, with its reason; anything
+	// else is a SecurityError retried on the backoff.
+	fail := func(err error) steps.Result {
+		reason, result := v1alpha1.ReasonSecurityError, steps.Done(err)
+		if cerr := (*connect.Error)(nil); errors.As(err, &cerr) {
+			reason, result = cerr.Reason, steps.StopFor(r.Options.ClusterPollInterval)
+		}
 		r.setSecured(sc, metav1.ConditionFalse, reason, err.Error())
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, reason, err.Error())
-		var cerr *connect.Error
-		if errors.As(err, &cerr) {
-			return steps.StopFor(r.Options.ClusterPollInterval)
-		}
-		return steps.Done(err)
-	}
-	reasonOf := func(err error) string {
-		if cerr := (*connect.Error)(nil); errors.As(err, &cerr) {
-			return cerr.Reason
-		}
-		return v1alpha1.ReasonSecurityError
+		return result
 	}
 	var user *security.UserCA
 	if ref := sc.Spec.Managed.Security.TLS.CASecretRef; ref != nil {
 		data, err := connect.SecretData(ctx, r.APIReader, sc.Namespace, ref.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
 		if err != nil {
-			return fail(reasonOf(err), err)
+			return fail(err)
 		}
 		user = &security.UserCA{CertPEM: data[corev1.TLSCertKey], KeyPEM: data[corev1.TLSPrivateKeyKey]}
 	}
@@ -74,19 +70,19 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 	now := time.Now()
 	caSecret, err := r.readSecret(ctx, sc.Namespace, managed.CASecretName(sc))
 	if err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
-	rolled, err := r.trustRolled(ctx, sc, security.TrustOf(caSecret.Data))
+	rolled, err := r.trustRolled(ctx, sc, security.Fingerprint(security.TrustOf(caSecret.Data)))
 	if err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
 	auth, err := security.PlanCA(security.CAInput{Current: caSecret.Data, User: user, Rolled: rolled, Now: now,
 		Lifetimes: lifetimes, CommonName: fmt.Sprintf("vectorpilot CA %s/%s", sc.Namespace, sc.Name)})
 	if err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
 	if err := r.writeSecret(ctx, sc, caSecret, auth.Data, nil, true); err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
 	if auth.Event != "" {
 		r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonCAChanged, "Certificates", "CA %q: %s", auth.Signing.Subject.CommonName, auth.Event)
@@ -97,9 +93,10 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 		Data:       map[string]string{managed.TrustBundleKey: string(auth.Trust)},
 	}
 	if err := r.apply(ctx, sc, bundle); err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
 	m.security = map[string]managed.SecurityRevision{}
+	trust := security.Fingerprint(auth.Trust)
 	var earliest *security.Leaves
 	keep := func(name string, specs []security.LeafSpec) (security.Leaves, error) {
 		s, err := r.readSecret(ctx, sc.Namespace, name)
@@ -126,15 +123,15 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 	for _, p := range sc.Spec.Managed.NodePools {
 		leaves, err := keep(managed.CertsSecretName(sc, p.Name), security.PoolSpecs(sc, p))
 		if err != nil {
-			return fail(v1alpha1.ReasonSecurityError, err)
+			return fail(err)
 		}
-		m.security[p.Name] = managed.SecurityRevision{Trust: security.Fingerprint(auth.Trust), Issued: leaves.IssuedAt}
+		m.security[p.Name] = managed.SecurityRevision{Trust: trust, Issued: leaves.IssuedAt}
 	}
 	if _, err := keep(managed.AdminCertSecretName(sc), []security.LeafSpec{security.AdminSpec(sc)}); err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
 	if err := r.keepUsers(ctx, sc); err != nil {
-		return fail(v1alpha1.ReasonSecurityError, err)
+		return fail(err)
 	}
 	sc.Status.Certificates = &v1alpha1.CertificatesStatus{Issuer: auth.Signing.Subject.String(),
 		NotAfter: metav1.NewTime(earliest.NotAfter.UTC().Truncate(time.Second)), RenewAt: metav1.NewTime(earliest.RenewAt.UTC().Truncate(time.Second))}
@@ -188,8 +185,8 @@ func (r *SearchClusterReconciler) keepUsers(ctx context.Context, sc *v1alpha1.Se
 }
 
 // trustRolled says whether every pod of the cluster is ready and was started with the
-// trust bundle trust.
-func (r *SearchClusterReconciler) trustRolled(ctx context.Context, sc *v1alpha1.SearchCluster, trust []byte) (bool, error) {
+// trust bundle of fingerprint trust.
+func (r *SearchClusterReconciler) trustRolled(ctx context.Context, sc *v1alpha1.SearchCluster, trust string) (bool, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
 		return false, err
@@ -203,7 +200,7 @@ func (r *SearchClusterReconciler) trustRolled(ctx context.Context, sc *v1alpha1.
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if !podReady(pod) || pod.Annotations[managed.TrustAnnotation] != security.Fingerprint(trust) {
+		if !podReady(pod) || pod.Annotations[managed.TrustAnnotation] != trust {
 			return false, nil
 		}
 	}

@@ -36,13 +36,7 @@ import (
 func TestSecuredManagedCluster(t *testing.T) {
 	var endpoint atomic.Value
 	endpoint.Store("https://127.0.0.1:1") // nothing listens until nginx has the operator's CA
-	opts := fastOptions
-	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return endpoint.Load().(string) }
-	opts.ClusterHealth = &controlledHealth{health: rollout.Health{Status: "green"}}
-	opts.RolloutPollInterval = 500 * time.Millisecond
-	e := startOperatorWith(t, opts)
-	ensureNodes(e)
-	releaseNodes(e)
+	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return endpoint.Load().(string) }, &controlledHealth{health: rollout.Health{Status: "green"}})
 
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "sec", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
 		Version:   "3.6.0",

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -185,7 +184,6 @@ func securePod(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, image string, c 
 		`curl --silent --fail --max-time 3 --cacert %[1]s/config/%[2]s/%[3]s --resolve "${NODE_NAME}:%[4]d:127.0.0.1" `+
 			`--user "%[5]s:${PROBE_PASSWORD}" "https://${NODE_NAME}:%[4]d/_cluster/health?local=true" >/dev/null`,
 		homeDir, certsDir, TrustBundleKey, HTTPPort, ProbeUser)}}}
-	c.StartupProbe.ProbeHandler = corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}
 	check := corev1.Container{
 		Name:  SecurityPluginCheck,
 		Image: image,
