@@ -218,7 +218,7 @@ func TestObservePools(t *testing.T) {
 		node("n1", avx512), node("n2", avx2),
 	).Build()
 	r := &SearchClusterReconciler{Client: c, APIReader: c}
-	obs, err := r.observePools(context.Background(), sc, map[string]*appsv1.StatefulSet{"data": set("data", "new", true), "spr": set("spr", "new", true)})
+	obs, err := r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", true), data: true, wanted: 3}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestObservePools(t *testing.T) {
 	}
 
 	// A StatefulSet that has not observed its spec yet: nothing is outdated until it has.
-	obs, err = r.observePools(context.Background(), sc, map[string]*appsv1.StatefulSet{"data": set("data", "new", false), "spr": set("spr", "new", true)})
+	obs, err = r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", false), data: true, wanted: 3}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +255,19 @@ func TestObservePools(t *testing.T) {
 	}
 	if obs.settled {
 		t.Error("settled while a StatefulSet has not observed its spec")
+	}
+
+	// The data pool shrinks to one node: the pod above it is leaving, and not wanted.
+	obs, err = r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", true), data: true, wanted: 1}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range obs.pods {
+		if p.Leaving != (p.Name == "vectors-data-1") {
+			t.Errorf("pod %s leaving=%v, want only vectors-data-1", p.Name, p.Leaving)
+		}
+	}
+	if obs.desired != 2 || obs.missing != 0 || obs.ready != 1 {
+		t.Errorf("observation while shrinking %+v: want 2 desired, 1 ready (the leaving pod is not counted), none missing", obs)
 	}
 }

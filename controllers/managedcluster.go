@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,23 +41,22 @@ import (
 // fieldOwner is the server-side apply field manager of the objects the operator builds.
 const fieldOwner = client.FieldOwner("vectorpilot")
 
-// HealthSource tells the rollout planner the cluster's health and, when it is yellow, where
-// every shard copy is. A zero Health means OpenSearch did not answer.
+// HealthSource tells the planners the cluster's health, where every shard copy is and its
+// voting configuration. A zero Health means OpenSearch did not answer.
 type HealthSource interface {
 	Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health
 }
 
-// openSearchHealth is the cluster's own health: the status the reconcile's probe has just
-// read into status.health ("" when OpenSearch did not answer), and the shard table when
-// it is yellow.
+// openSearchHealth is the cluster's own: the status the reconcile's probe has just read
+// into status.health ("" when OpenSearch did not answer), the shard table and the voting
+// configuration, read when a restart or a removal is decided.
 type openSearchHealth struct {
 	openSearch func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error)
 }
 
 func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health {
-	out := rollout.Health{Status: sc.Status.Health}
-	if out.Status != "yellow" {
-		return out
+	if sc.Status.Health == "" {
+		return rollout.Health{}
 	}
 	osClient, err := h.openSearch(ctx, sc)
 	if err != nil {
@@ -66,10 +66,25 @@ func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster
 	if err != nil {
 		return rollout.Health{}
 	}
+	out := rollout.Health{Status: sc.Status.Health}
 	for _, s := range shards {
-		out.Shards = append(out.Shards, rollout.Shard{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p", State: s.State, Node: s.Node})
+		out.Shards = append(out.Shards, rollout.Shard{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p", State: s.State, Node: s.Node, RelocatingTo: s.RelocatingTo})
+	}
+	if v, err := osClient.Voting(ctx); err == nil {
+		out.Voting = &rollout.Voting{Voters: v.Voters, Joined: v.Joined, Excluded: v.Excluded}
 	}
 	return out
+}
+
+// poolView is one pool the cluster runs: a pool of the spec, or a removed one whose
+// StatefulSet still runs nodes to drain (its roles then come from its labels).
+type poolView struct {
+	name                             string
+	sts                              *appsv1.StatefulSet
+	clusterManager, data, persistent bool
+	// wanted is the spec's replicas, 0 for a removed pool.
+	wanted  int
+	removed bool
 }
 
 // poolObservation is what the pods of a managed cluster show.
@@ -92,30 +107,33 @@ type poolObservation struct {
 // managedRun is one reconcile of a managed cluster: what each step found, for the next.
 type managedRun struct {
 	sc    *v1alpha1.SearchCluster
-	sets  map[string]*appsv1.StatefulSet
+	pools []poolView
 	obs   poolObservation
 	probe probeResult
 	plan  rollout.Plan
 	// security is each pool's certificates revision (security on).
 	security map[string]managed.SecurityRevision
+	// drain are nodes to exclude from shard allocation this reconcile.
+	drain []string
 }
 
 // managedSteps run a managed cluster: fix the bootstrap configuration, keep the security
-// material (CA, certificates, users), apply the objects,
-// observe the pods, probe OpenSearch and read what its nodes run, restart what is outdated,
-// set the conditions. While pods start or roll it looks again within seconds.
+// material (CA, certificates, users), apply the objects, observe the pods, probe OpenSearch
+// and read what its nodes run, keep the disruption budget to its health, remove the nodes
+// the spec no longer wants, restart what is outdated, move shards off drained nodes, set
+// the conditions. While pods start, roll or leave it looks again within seconds.
 func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 	return []steps.Step[*managedRun]{
 		steps.Fallible("record bootstrap", func(ctx context.Context, m *managedRun) error { return r.recordBootstrap(ctx, m.sc) }),
 		{Name: "secure", Run: r.secure},
 		steps.Fallible("apply objects", func(ctx context.Context, m *managedRun) (err error) {
-			if m.sets, err = r.applyObjects(ctx, m.sc, m.security); err != nil {
+			if m.pools, err = r.applyObjects(ctx, m.sc, m.security); err != nil {
 				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, v1alpha1.ReasonApplyFailed, err.Error())
 			}
 			return err
 		}),
 		steps.Fallible("observe pools", func(ctx context.Context, m *managedRun) (err error) {
-			m.obs, err = r.observePools(ctx, m.sc, m.sets)
+			m.obs, err = r.observePools(ctx, m.sc, m.pools)
 			return err
 		}),
 		{Name: "probe", Run: func(ctx context.Context, m *managedRun) steps.Result {
@@ -126,15 +144,24 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			r.observeVariants(ctx, m.sc, m.obs)
 			return steps.Continue()
 		}},
+		steps.Fallible("apply disruption budget", func(ctx context.Context, m *managedRun) error {
+			return r.applyDisruptionBudget(ctx, m.sc)
+		}),
+		steps.Fallible("remove nodes", r.removeNodes),
 		steps.Fallible("roll out", func(ctx context.Context, m *managedRun) (err error) {
 			m.plan, err = r.rollOut(ctx, m.sc, m.obs)
+			m.drain = append(m.drain, m.plan.Drain...)
 			return err
+		}),
+		steps.Fallible("drain nodes", func(ctx context.Context, m *managedRun) error {
+			return r.syncDrains(ctx, m.sc, m.obs, m.drain)
 		}),
 		{Name: "set conditions", Run: func(_ context.Context, m *managedRun) steps.Result {
 			setManagedConditions(m.sc, m.obs, m.plan, m.probe)
-			if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || m.sc.Status.AllocationRestricted {
-				// Pods starting or rolling: pod events wake the reconcile too, but
-				// OpenSearch health changes do not.
+			if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || m.sc.Status.AllocationRestricted ||
+				m.sc.Status.ScaleDown != nil || len(m.sc.Status.DrainingNodes) > 0 {
+				// Pods starting, rolling or leaving: pod events wake the reconcile too, but
+				// OpenSearch health and shard moves do not.
 				return steps.After(r.Options.RolloutPollInterval)
 			}
 			return steps.Done(m.probe.retry)
@@ -153,29 +180,84 @@ func (r *SearchClusterReconciler) recordBootstrap(ctx context.Context, sc *v1alp
 	return r.Status().Update(ctx, sc)
 }
 
-// applyObjects server-side applies every object of the cluster and returns the applied
-// StatefulSets by pool name.
-func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster, security map[string]managed.SecurityRevision) (map[string]*appsv1.StatefulSet, error) {
-	pools, svc, err := managed.Objects(sc, sc.Status.InitialClusterManagerNodes, security)
+// applyObjects server-side applies every object of the cluster and returns the pools it
+// runs: the spec's, as applied, then removed pools whose StatefulSets still exist.
+func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster, security map[string]managed.SecurityRevision) ([]poolView, error) {
+	live := managed.Live{Security: security, Replicas: map[string]int32{}}
+	if sc.Status.ClusterUUID == "" {
+		live.InitialManagers = sc.Status.InitialClusterManagerNodes
+	}
+	var running appsv1.StatefulSetList
+	if err := r.List(ctx, &running, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		return nil, err
+	}
+	for i := range running.Items {
+		sts := &running.Items[i]
+		pool := sts.Labels[managed.PoolLabel]
+		j := slices.IndexFunc(sc.Spec.Managed.NodePools, func(p v1alpha1.NodePool) bool { return p.Name == pool })
+		if j < 0 || ptr.Deref(sts.Spec.Replicas, 0) <= sc.Spec.Managed.NodePools[j].Replicas {
+			continue
+		}
+		// Shrinking: its nodes leave one at a time (removeNodes). The cache may not have
+		// seen the last removal yet, and a stale count would bring a removed node back.
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
+			return nil, err
+		}
+		live.Replicas[pool] = ptr.Deref(sts.Spec.Replicas, 0)
+	}
+	pools, svc, err := managed.Objects(sc, live)
 	if err != nil {
 		return nil, err
 	}
-	sets := map[string]*appsv1.StatefulSet{}
 	if err := r.apply(ctx, sc, svc); err != nil {
 		return nil, err
 	}
 	if err := r.applyNetworkPolicy(ctx, sc); err != nil {
 		return nil, err
 	}
+	var views []poolView
 	for i, p := range pools {
-		for _, obj := range []client.Object{p.ConfigMap, p.Headless, p.PDB, p.StatefulSet} {
+		for _, obj := range []client.Object{p.ConfigMap, p.Headless, p.StatefulSet} {
 			if err := r.apply(ctx, sc, obj); err != nil {
 				return nil, err
 			}
 		}
-		sets[sc.Spec.Managed.NodePools[i].Name] = p.StatefulSet
+		spec := sc.Spec.Managed.NodePools[i]
+		views = append(views, poolView{name: spec.Name, sts: p.StatefulSet, clusterManager: managed.IsClusterManager(spec),
+			data: slices.Contains(spec.Roles, v1alpha1.RoleData), persistent: spec.Storage != nil, wanted: int(spec.Replicas)})
 	}
-	return sets, nil
+	for i := range running.Items {
+		sts := &running.Items[i]
+		pool := sts.Labels[managed.PoolLabel]
+		if slices.ContainsFunc(sc.Spec.Managed.NodePools, func(p v1alpha1.NodePool) bool { return p.Name == pool }) || !metav1.IsControlledBy(sts, sc) {
+			continue
+		}
+		views = append(views, poolView{name: pool, sts: sts, removed: true, clusterManager: sts.Labels[managed.ClusterManagerLabel] == "true",
+			data: sts.Labels[managed.DataLabel] == "true", persistent: len(sts.Spec.VolumeClaimTemplates) > 0})
+	}
+	return views, nil
+}
+
+// applyDisruptionBudget keeps the cluster's budget to its health (one voluntary
+// disruption while green, none otherwise) and deletes the per-pool budgets earlier
+// versions made, which would let a node drain take a pod of every pool at once.
+func (r *SearchClusterReconciler) applyDisruptionBudget(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	if err := r.apply(ctx, sc, managed.DisruptionBudget(sc, sc.Status.Health)); err != nil {
+		return err
+	}
+	var budgets policyv1.PodDisruptionBudgetList
+	if err := r.List(ctx, &budgets, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		return err
+	}
+	for i := range budgets.Items {
+		b := &budgets.Items[i]
+		if b.Name != managed.DisruptionBudgetName(sc) && metav1.IsControlledBy(b, sc) {
+			if err := r.Delete(ctx, b, client.Preconditions{UID: &b.UID}); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // applyNetworkPolicy keeps the cluster's NetworkPolicy, or removes it when the spec turns it
@@ -204,24 +286,26 @@ func (r *SearchClusterReconciler) apply(ctx context.Context, sc *v1alpha1.Search
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// observePools reads the pods and their nodes into status.pools and the planner's view.
-func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1.SearchCluster, sets map[string]*appsv1.StatefulSet) (poolObservation, error) {
+// observePools reads the pods and their nodes into status.pools and the planners' view.
+// A pod its pool no longer wants (ordinal at or above the spec's replicas, or of a removed
+// pool) is leaving.
+func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1.SearchCluster, pools []poolView) (poolObservation, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
 		return poolObservation{}, err
 	}
 	obs := poolObservation{settled: true, cpu: map[string]string{}}
 	sc.Status.Pools = nil
-	for _, pool := range sc.Spec.Managed.NodePools {
-		sts := sets[pool.Name]
-		status := v1alpha1.NodePoolStatus{Name: pool.Name}
+	for _, pool := range pools {
+		sts := pool.sts
+		status := v1alpha1.NodePoolStatus{Name: pool.name}
 		settled := sts.Status.ObservedGeneration >= sts.Generation && sts.Status.UpdateRevision != ""
 		obs.settled = obs.settled && settled
 		var levels []string
 		existing := 0
 		for i := range pods.Items {
 			pod := &pods.Items[i]
-			if pod.Labels[managed.PoolLabel] != pool.Name {
+			if pod.Labels[managed.PoolLabel] != pool.name {
 				continue
 			}
 			existing++
@@ -245,19 +329,20 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 				levels = append(levels, level)
 				obs.cpu[pod.Name] = level
 			}
-			obs.upgrade = obs.upgrade || (outdated && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
+			leaving := ordinal(pod.Name) >= pool.wanted
+			obs.upgrade = obs.upgrade || (outdated && !leaving && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
-				Name: pod.Name, Pool: pool.Name, Ordinal: ordinal(pod.Name), ClusterManager: managed.IsClusterManager(pool),
-				Ready: ready, Terminating: pod.DeletionTimestamp != nil, Outdated: outdated,
+				Name: pod.Name, Pool: pool.name, Ordinal: ordinal(pod.Name), ClusterManager: pool.clusterManager, Data: pool.data,
+				Persistent: pool.persistent, Ready: ready, Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
 			})
 		}
 		if status.Unschedulable != "" {
-			obs.unschedulable = append(obs.unschedulable, pool.Name+": "+status.Unschedulable)
+			obs.unschedulable = append(obs.unschedulable, pool.name+": "+status.Unschedulable)
 		}
 		status.NodeSIMD = simd.Common(levels)
-		obs.desired += int(pool.Replicas)
-		obs.ready += int(status.ReadyReplicas)
-		if missing := int(pool.Replicas) - existing; missing > 0 {
+		obs.desired += pool.wanted
+		obs.ready += min(int(status.ReadyReplicas), pool.wanted)
+		if missing := pool.wanted - existing; missing > 0 {
 			obs.missing += missing
 		}
 		sc.Status.Pools = append(sc.Status.Pools, status)
@@ -376,7 +461,7 @@ func ordinal(podName string) int {
 func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.SearchCluster, obs poolObservation) (rollout.Plan, error) {
 	pending, available := 0, obs.missing == 0
 	for _, p := range obs.pods {
-		if p.Outdated {
+		if p.Outdated && !p.Leaving {
 			pending++
 		}
 		available = available && p.Ready && !p.Terminating
@@ -407,6 +492,7 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 		MaxUnavailable: int(max(sc.Spec.Managed.UpdateStrategy.MaxUnavailable, 1)),
 		VersionUpgrade: obs.upgrade,
 		Health:         r.health().Health(ctx, sc),
+		Draining:       sc.Status.DrainingNodes,
 	})
 	if restartsReadyPod(plan, obs.pods) {
 		if err := r.prepareRestart(ctx, sc); err != nil {
@@ -495,12 +581,19 @@ func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan 
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, scheduled.Message)
 	case obs.ready < obs.desired:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonPodsStarting, fmt.Sprintf("%d of %d pods ready", obs.ready, obs.desired))
+	case sc.Status.ScaleDown != nil:
+		d := sc.Status.ScaleDown
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonScalingDown, fmt.Sprintf("removing %s (%s): %s", d.Node, d.Phase, d.Message))
 	case plan.Pending > 0:
 		msg := fmt.Sprintf("%d pods to restart onto the new configuration", plan.Pending)
 		if plan.BlockedBy != "" {
 			msg += fmt.Sprintf("; waiting on %s (%s)", plan.BlockedBy, plan.Reason)
 		}
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonRollingRestart, msg)
+		reason := v1alpha1.ReasonRollingRestart
+		if obs.upgrade && plan.BlockedBy == "cluster_health" {
+			reason = v1alpha1.ReasonUpgradePaused
+		}
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, reason, msg)
 	default:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
 	}

@@ -218,9 +218,21 @@ func TestManagedPoolsLandOnMatchingCPUs(t *testing.T) {
 	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "simd-avx2-config"}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := cm.Data["opensearch.yml"]; !strings.Contains(cfg, "knn.faiss.avx512.disabled: \"true\"") || !strings.Contains(cfg, "simd-spr-0") {
-		t.Errorf("avx2 pool configuration lacks the variant pin or the bootstrap nodes:\n%s", cfg)
+	if cfg := cm.Data["opensearch.yml"]; !strings.Contains(cfg, "knn.faiss.avx512.disabled: \"true\"") {
+		t.Errorf("avx2 pool configuration lacks the variant pin:\n%s", cfg)
 	}
+	// The cluster the operator reaches has formed: its UUID is recorded and new nodes no
+	// longer get the bootstrap setting.
+	e.eventually(30*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "simd-avx2-config"}, &cm); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.k8s.Get(e.ctx, clientKey(sc), sc); err != nil {
+			t.Fatal(err)
+		}
+		return sc.Status.ClusterUUID != "" && !strings.Contains(cm.Data["opensearch.yml"], "initial_cluster_manager_nodes"),
+			fmt.Sprintf("clusterUUID %q, configuration:\n%s", sc.Status.ClusterUUID, cm.Data["opensearch.yml"])
+	})
 	var svc corev1.Service
 	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "simd"}, &svc); err != nil {
 		t.Fatalf("client Service: %v", err)
@@ -230,16 +242,35 @@ func TestManagedPoolsLandOnMatchingCPUs(t *testing.T) {
 	}
 }
 
-// controlledHealth is the cluster health the rollout test plays.
+// controlledHealth is the cluster health the rollout tests play. Its voting
+// configuration is played too, unless the test sets one: the cluster-manager nodes of the
+// spec vote, one left out when they are an even number (as OpenSearch keeps the
+// configuration odd), and the nodes whose pods are ready have joined.
 type controlledHealth struct {
 	mu     sync.Mutex
 	health rollout.Health
+	pods   client.Reader
 }
 
-func (c *controlledHealth) Health(_ context.Context, _ *v1alpha1.SearchCluster) rollout.Health {
+func (c *controlledHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.health
+	h, pods := c.health, c.pods
+	c.mu.Unlock()
+	if h.Status == "" || h.Voting != nil || pods == nil {
+		return h
+	}
+	var list corev1.PodList
+	if err := pods.List(ctx, &list, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		return rollout.Health{}
+	}
+	voters := managed.InitialClusterManagerNodes(sc)
+	h.Voting = &rollout.Voting{Voters: voters[:len(voters)-(1-len(voters)%2)]}
+	for i := range list.Items {
+		if p := &list.Items[i]; p.DeletionTimestamp == nil && meta.IsStatusConditionTrue(podConditions(p), string(corev1.PodReady)) {
+			h.Voting.Joined = append(h.Voting.Joined, p.Name)
+		}
+	}
+	return h
 }
 
 func (c *controlledHealth) set(h rollout.Health) {
@@ -264,12 +295,15 @@ type kubelet struct {
 // startRollingOperator starts the operator for managed clusters that roll: endpoint is
 // where it reaches OpenSearch, health what the rollout planner is told, pods looked at
 // every 500 ms; the envtest nodes are there and schedulable.
-func startRollingOperator(t *testing.T, endpoint func(*v1alpha1.SearchCluster) string, health controllers.HealthSource) *env {
+func startRollingOperator(t *testing.T, endpoint func(*v1alpha1.SearchCluster) string, health *controlledHealth) *env {
 	opts := fastOptions
 	opts.ManagedEndpoint = endpoint
 	opts.ClusterHealth = health
 	opts.RolloutPollInterval = 500 * time.Millisecond
 	e := startOperatorWith(t, opts)
+	health.mu.Lock()
+	health.pods = e.k8s
+	health.mu.Unlock()
 	ensureNodes(e)
 	releaseNodes(e)
 	return e

@@ -63,6 +63,9 @@ type clusterAPI interface {
 	PersistentClusterSetting(ctx context.Context, key string) (string, error)
 	PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error
 	Flush(ctx context.Context) error
+	Voting(ctx context.Context) (opensearch.Voting, error)
+	ExcludeVoter(ctx context.Context, node string) error
+	ClearVotingExclusions(ctx context.Context) error
 }
 
 // clusterAPIFor is the OpenSearch client of sc.
@@ -155,6 +158,9 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 		return fail(err)
 	}
 	sc.Status.Version, sc.Status.Health, sc.Status.Nodes, sc.Status.KNNPluginVersion = info.Version, info.Health, int32(info.Nodes), knn
+	if sc.Status.ClusterUUID == "" && info.UUID != "" && info.UUID != "_na_" {
+		sc.Status.ClusterUUID = info.UUID
+	}
 	switch {
 	case knn == "":
 		return probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonKNNPluginMissing, message: "no node of the cluster has the k-NN plugin"}

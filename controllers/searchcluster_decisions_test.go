@@ -52,6 +52,11 @@ func (f *fakeCluster) PutPersistentClusterSettings(_ context.Context, s map[stri
 	return f.putErr
 }
 func (f *fakeCluster) Flush(context.Context) error { f.flushes++; return nil }
+func (f *fakeCluster) Voting(context.Context) (opensearch.Voting, error) {
+	return opensearch.Voting{}, nil
+}
+func (f *fakeCluster) ExcludeVoter(context.Context, string) error  { return nil }
+func (f *fakeCluster) ClearVotingExclusions(context.Context) error { return nil }
 
 func reconcilerWith(f *fakeCluster, objs ...client.Object) *SearchClusterReconciler {
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).Build()

@@ -74,7 +74,19 @@ const (
 	// ReasonRunnerNotAllowed: an Argo run asks for an image or service account the operator's
 	// allowlists do not hold.
 	ReasonRunnerNotAllowed = "RunnerNotAllowed"
-	ReasonSecretNotFound   = "SecretNotFound"
+	// ReasonScalingDown: nodes a shrinking or removed pool no longer wants are drained and
+	// removed one at a time.
+	ReasonScalingDown = "ScalingDown"
+	// ReasonNodeRemoved: a drained node's pod was removed (event).
+	ReasonNodeRemoved = "NodeRemoved"
+	// ReasonNodeDraining: a node is excluded from shard allocation so its shards move
+	// off (event).
+	ReasonNodeDraining = "NodeDraining"
+	// ReasonPoolRemoved: a removed pool's last node left; its objects were deleted (event).
+	ReasonPoolRemoved = "PoolRemoved"
+	// ReasonUpgradePaused: a version upgrade waits for the cluster to turn green.
+	ReasonUpgradePaused  = "UpgradePaused"
+	ReasonSecretNotFound = "SecretNotFound"
 	// ReasonSecurityDisabled: a managed cluster runs without TLS and authentication
 	// (spec.managed.security.enabled: false).
 	ReasonSecurityDisabled = "SecurityDisabled"

@@ -26,8 +26,15 @@ type SearchClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'cluster_manager' in p.roles)",message="spec.managed.nodePools: at least one pool must have the cluster_manager role",fieldPath=".nodePools"
 // +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'data' in p.roles)",message="spec.managed.nodePools: at least one pool must have the data role",fieldPath=".nodePools"
 type ManagedCluster struct {
-	// version is the OpenSearch version, e.g. 3.6.0. It is also the image tag unless image is set.
+	// version is the OpenSearch version, e.g. 3.6.0. It is also the image tag unless image
+	// is set. Upgrades roll data nodes before cluster managers and pause while the cluster is
+	// not green; a downgrade, or a jump over a major version, is refused (OpenSearch cannot
+	// run nodes of an older version in a newer cluster, nor read indexes two majors old).
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.split('.').map(x, int(x))[0] >= oldSelf.split('.').map(x, int(x))[0]",message="spec.managed.version cannot go down a major version: OpenSearch nodes cannot downgrade"
+	// +kubebuilder:validation:XValidation:rule="self.split('.').map(x, int(x))[0] <= oldSelf.split('.').map(x, int(x))[0] + 1",message="spec.managed.version cannot skip a major version: upgrade to the next major first"
+	// +kubebuilder:validation:XValidation:rule="self.split('.').map(x, int(x))[0] != oldSelf.split('.').map(x, int(x))[0] || self.split('.').map(x, int(x))[1] > oldSelf.split('.').map(x, int(x))[1] || (self.split('.').map(x, int(x))[1] == oldSelf.split('.').map(x, int(x))[1] && self.split('.').map(x, int(x))[2] >= oldSelf.split('.').map(x, int(x))[2])",message="spec.managed.version cannot be downgraded: OpenSearch nodes cannot run an older version than the cluster"
 	Version string `json:"version"`
 
 	// image is the OpenSearch image with the k-NN plugin; default
@@ -41,7 +48,9 @@ type ManagedCluster struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
-	// +kubebuilder:validation:XValidation:rule="oldSelf.all(o, self.exists(n, n.name == o.name))",message="spec.managed.nodePools: a pool cannot be removed: its nodes would leave with their shards and cluster-manager votes before they are drained (not supported yet)"
+	// A pool removed from the list is drained one node at a time (its shards moved to
+	// other nodes, its cluster-manager votes moved), then its objects are deleted; its
+	// volume claims stay.
 	NodePools []NodePool `json:"nodePools"`
 
 	// search holds cluster-wide search defaults that indexes inherit.
@@ -199,9 +208,10 @@ type NodePool struct {
 	// +kubebuilder:validation:XValidation:rule="oldSelf.all(r, r in self)",message="spec.managed.nodePools[].roles: a role cannot be removed from an existing pool: its nodes would leave it with their shards or votes; add a new pool instead"
 	Roles []NodeRole `json:"roles"`
 
-	// replicas is the number of nodes. It cannot decrease yet: a node removed at once takes
-	// its shards (and its vote) with it, and the draining procedure is not built.
-	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="spec.managed.nodePools[].replicas cannot decrease: scaling down would remove nodes with their shards or cluster-manager votes before they are drained (not supported yet)"
+	// replicas is the number of nodes. A decrease removes the highest ordinals one at a
+	// time, each after its shards have moved to other nodes and, for a cluster manager,
+	// after its vote has moved (status.scaleDown says how far); the volume claims of removed
+	// nodes stay.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
@@ -380,6 +390,20 @@ type SearchClusterStatus struct {
 	// certificates is the validity of a secured managed cluster's certificates.
 	// +optional
 	Certificates *CertificatesStatus `json:"certificates,omitempty"`
+	// clusterUUID is the UUID of the managed cluster once it has formed. From then on new
+	// and restarted nodes start without cluster.initial_cluster_manager_nodes, so they can
+	// only join this cluster, never bootstrap another.
+	// +optional
+	ClusterUUID string `json:"clusterUUID,omitempty"`
+	// drainingNodes are the nodes the operator has excluded from shard allocation
+	// (cluster.routing.allocation.exclude._name) to move their shards off: nodes leaving
+	// the cluster, and nodes holding the only copy of a shard before they restart. Each is
+	// lifted once the node is gone, or back on the current revision.
+	// +optional
+	DrainingNodes []string `json:"drainingNodes,omitempty"`
+	// scaleDown is the removal of a node a shrinking or removed pool no longer wants.
+	// +optional
+	ScaleDown *ScaleDownStatus `json:"scaleDown,omitempty"`
 	// allocationRestricted: the operator set cluster.routing.allocation.enable to
 	// primaries for a rolling restart and has not lifted it yet; it retries the lift
 	// until it succeeds once every node is back.
@@ -430,6 +454,18 @@ type RolloutStatus struct {
 	// +optional
 	BlockedBy string `json:"blockedBy,omitempty"`
 	// message explains the hold.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ScaleDownStatus says which node is leaving and what it waits for.
+type ScaleDownStatus struct {
+	// node is the pod leaving the cluster.
+	Node string `json:"node"`
+	// phase is Wait (for the cluster to settle), Drain (its shards moving off),
+	// ExcludeVote (its cluster-manager vote moving) or Remove (its pod going).
+	Phase string `json:"phase"`
+	// message says what it waits for.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -403,20 +403,54 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc.Spec = v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "http://opensearch:9200"}}
 	expectRefused(t, c.Update(ctx, sc), []string{"spec", "cannot switch between spec.managed and spec.external"})
 
-	// Until drained scale-down exists, nothing that would drop shards or votes at once.
-	sc = create("no-scale-down")
+	// Scale-down and pool removal are drained by the operator: allowed.
+	sc = create("scale-down")
 	sc.Spec.Managed.NodePools[1].Replicas = 1
-	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].replicas", "cannot decrease"})
-	sc = create("no-manager-scale-down")
 	sc.Spec.Managed.NodePools[0].Replicas = 1
-	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[0].replicas", "cannot decrease"})
-	sc = create("no-pool-removal")
+	if err := c.Update(ctx, sc); err != nil {
+		t.Errorf("scaling down refused: %v", err)
+	}
+	sc = create("pool-removal")
 	sc.Spec.Managed.NodePools = append(sc.Spec.Managed.NodePools, v1alpha1.NodePool{Name: "more", Roles: []v1alpha1.NodeRole{"data"}, Replicas: 1})
 	if err := c.Update(ctx, sc); err != nil {
 		t.Fatalf("adding a pool refused: %v", err)
 	}
 	sc.Spec.Managed.NodePools = sc.Spec.Managed.NodePools[:2]
-	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools", "cannot be removed"})
+	if err := c.Update(ctx, sc); err != nil {
+		t.Errorf("removing a pool refused: %v", err)
+	}
+	// The last cluster-manager or data pool cannot go.
+	sc = create("last-manager-pool")
+	sc.Spec.Managed.NodePools = sc.Spec.Managed.NodePools[1:]
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools", "cluster_manager role"})
+
+	// Versions: upgrades within a major and to the next; no downgrade, no skipped major.
+	sc = create("versions")
+	for _, v := range []string{"3.6.1", "3.10.0", "4.0.0"} {
+		sc.Spec.Managed.Version = v
+		if err := c.Update(ctx, sc); err != nil {
+			t.Fatalf("upgrade to %s refused: %v", v, err)
+		}
+	}
+	for _, tc := range []struct{ version, want string }{
+		{"3.10.0", "cannot go down a major version"},
+		{"6.0.0", "cannot skip a major version"},
+	} {
+		sc.Spec.Managed.Version = tc.version
+		expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", tc.want})
+		sc.Spec.Managed.Version = "4.0.0"
+	}
+	sc = create("no-downgrade")
+	for _, v := range []string{"3.5.9", "3.6.0-rc1"} {
+		sc.Spec.Managed.Version = v
+		want := "cannot be downgraded"
+		if v == "3.6.0-rc1" {
+			want = "should match"
+		}
+		expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", want})
+	}
+	sc.Spec.Managed.Version = "3.5.10"
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", "cannot be downgraded"})
 	sc = create("no-role-removed")
 	sc.Spec.Managed.NodePools[1].Roles = []v1alpha1.NodeRole{"ingest"}
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].roles", "cannot be removed"})

@@ -1,6 +1,6 @@
 // Package managed builds the Kubernetes objects of a managed SearchCluster: per node pool a
-// StatefulSet, a headless Service, a ConfigMap with opensearch.yml and a
-// PodDisruptionBudget; one client Service and one NetworkPolicy per cluster; the names and
+// StatefulSet, a headless Service and a ConfigMap with opensearch.yml; one client Service,
+// one PodDisruptionBudget and one NetworkPolicy per cluster; the names and
 // settings of its security material (internal/security issues it). The builders are pure: the same
 // SearchCluster gives the same objects, so applying them again changes nothing.
 package managed
@@ -125,19 +125,22 @@ func labels(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]string {
 }
 
 // Config is a pool's opensearch.yml. initialManagers is the recorded bootstrap
-// configuration (status.initialClusterManagerNodes), so scaling later changes no config.
+// configuration (status.initialClusterManagerNodes) until the cluster has formed, and
+// empty after: a node started later only joins.
 func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string) (string, error) {
 	m := sc.Spec.Managed
 	settings := map[string]any{
-		"cluster.name":                          sc.Name,
-		"node.name":                             "${NODE_NAME}",
-		"node.roles":                            p.Roles,
-		"network.host":                          "0.0.0.0",
-		"path.data":                             dataDir,
-		"discovery.seed_hosts":                  seedHosts(sc),
-		"cluster.initial_cluster_manager_nodes": initialManagers,
-		"node.attr." + PoolAttribute:            p.Name,
-		"node.attr.vectorpilot_simd":            string(simdOf(p)),
+		"cluster.name":               sc.Name,
+		"node.name":                  "${NODE_NAME}",
+		"node.roles":                 p.Roles,
+		"network.host":               "0.0.0.0",
+		"path.data":                  dataDir,
+		"discovery.seed_hosts":       seedHosts(sc),
+		"node.attr." + PoolAttribute: p.Name,
+		"node.attr.vectorpilot_simd": string(simdOf(p)),
+	}
+	if len(initialManagers) > 0 {
+		settings[bootstrapSetting] = initialManagers
 	}
 	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.
 	if m.MMap == "" || m.MMap == v1alpha1.MMapDisabled {
@@ -221,7 +224,12 @@ func Heap(p v1alpha1.NodePool) string {
 	}
 }
 
-// ConfigHash fingerprints everything a restart is needed for.
+// bootstrapSetting names the nodes a new cluster elects its first cluster manager from.
+const bootstrapSetting = "cluster.initial_cluster_manager_nodes"
+
+// ConfigHash fingerprints everything a restart is needed for. The configuration is hashed
+// without the bootstrap setting: dropping it once the cluster has formed needs no restart
+// (running nodes ignore it; the next start reads the file without it).
 func ConfigHash(image, config, javaOpts string) string {
 	h := sha256.Sum256([]byte(image + "\x00" + config + "\x00" + javaOpts))
 	return hex.EncodeToString(h[:8])
@@ -240,15 +248,26 @@ type Pool struct {
 	ConfigMap   *corev1.ConfigMap
 	Headless    *corev1.Service
 	StatefulSet *appsv1.StatefulSet
-	PDB         *policyv1.PodDisruptionBudget
 }
 
-// Objects are every object of a managed cluster, in apply order. security holds each
-// pool's certificates revision when security is on.
-func Objects(sc *v1alpha1.SearchCluster, initialManagers []string, security map[string]SecurityRevision) ([]Pool, *corev1.Service, error) {
+// Live is what the objects take from the cluster's status and its running objects rather
+// than from the spec.
+type Live struct {
+	// InitialManagers is the recorded bootstrap configuration, empty once the cluster has
+	// formed.
+	InitialManagers []string
+	// Security is each pool's certificates revision (security on).
+	Security map[string]SecurityRevision
+	// Replicas are the StatefulSet replicas of pools that still run more nodes than the
+	// spec wants: their leaving nodes go one at a time, after they are drained.
+	Replicas map[string]int32
+}
+
+// Objects are every object of a managed cluster, in apply order.
+func Objects(sc *v1alpha1.SearchCluster, live Live) ([]Pool, *corev1.Service, error) {
 	var pools []Pool
 	for _, p := range sc.Spec.Managed.NodePools {
-		pool, err := BuildPool(sc, p, initialManagers, security[p.Name])
+		pool, err := BuildPool(sc, p, live)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -257,11 +276,19 @@ func Objects(sc *v1alpha1.SearchCluster, initialManagers []string, security map[
 	return pools, ClientService(sc), nil
 }
 
-// BuildPool builds the objects of pool p; rev is its certificates revision (security on).
-func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string, rev SecurityRevision) (Pool, error) {
-	config, err := Config(sc, p, initialManagers)
+// BuildPool builds the objects of pool p.
+func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, live Live) (Pool, error) {
+	config, err := Config(sc, p, live.InitialManagers)
 	if err != nil {
 		return Pool{}, err
+	}
+	hashed, err := Config(sc, p, nil)
+	if err != nil {
+		return Pool{}, err
+	}
+	replicas := p.Replicas
+	if n, ok := live.Replicas[p.Name]; ok && n > replicas {
+		replicas = n
 	}
 	name := PoolName(sc, p.Name)
 	l := labels(sc, p)
@@ -283,21 +310,42 @@ func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers 
 			},
 		},
 	}
-	maxUnavailable := sc.Spec.Managed.UpdateStrategy.MaxUnavailable
-	if maxUnavailable < 1 {
-		maxUnavailable = 1
-	}
-	pdb := &policyv1.PodDisruptionBudget{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
-			Selector:       &metav1.LabelSelector{MatchLabels: PoolSelector(sc, p.Name)},
-		},
-	}
-	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: statefulSet(sc, p, name, l, config, rev), PDB: pdb}, nil
+	sts := statefulSet(sc, p, name, l, hashed, live.Security[p.Name])
+	sts.Spec.Replicas = ptr.To(replicas)
+	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: sts}, nil
 }
 
+// DisruptionBudgetName is the name of the cluster's PodDisruptionBudget.
+func DisruptionBudgetName(sc *v1alpha1.SearchCluster) string { return sc.Name + "-opensearch" }
+
+// DisruptionBudget is the cluster's one PodDisruptionBudget, as ECK builds it: one
+// voluntary disruption (a node drain, an eviction) while the cluster is green, none
+// otherwise — a yellow cluster may be missing the very copies the next pod holds. One
+// budget over every pool, so a node drain cannot take a pod of each pool at once. The
+// operator's own restarts delete pods behind its predicates and do not go through it.
+func DisruptionBudget(sc *v1alpha1.SearchCluster, health string) *policyv1.PodDisruptionBudget {
+	allowed := int32(0)
+	if health == "green" {
+		allowed = 1
+	}
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: DisruptionBudgetName(sc), Namespace: sc.Namespace, Labels: map[string]string{
+			"app.kubernetes.io/name": "opensearch", "app.kubernetes.io/instance": sc.Name, ManagedByLabel: ManagedBy, ClusterLabel: sc.Name}},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(allowed)),
+			Selector:       &metav1.LabelSelector{MatchLabels: ClusterSelector(sc)},
+		},
+	}
+}
+
+// preStopSeconds is how long a stopping pod keeps serving after it is marked for
+// deletion: the endpoints controller and kube-proxy take it out of the Services first, so
+// no new query reaches a node that is going down.
+const preStopSeconds = 10
+
+// statefulSet builds a pool's StatefulSet; config is its opensearch.yml without the
+// bootstrap setting, which the configuration hash covers.
 func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l map[string]string, config string, rev SecurityRevision) *appsv1.StatefulSet {
 	image := Image(sc)
 	javaOpts := JavaOptions(p)
@@ -354,6 +402,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 			TimeoutSeconds:   3,
 			FailureThreshold: 3,
 		},
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopSeconds}}},
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr.To(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -392,7 +441,6 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sc.Namespace, Labels: l},
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr.To(p.Replicas),
 			ServiceName: name,
 			Selector:    &metav1.LabelSelector{MatchLabels: PoolSelector(sc, p.Name)},
 			// All cluster-manager nodes must start together to elect; ordered start-up

@@ -104,7 +104,7 @@ func TestHeap(t *testing.T) {
 
 func TestStatefulSet(t *testing.T) {
 	sc := sample()
-	pools, client, err := Objects(sc, InitialClusterManagerNodes(sc), nil)
+	pools, client, err := Objects(sc, Live{InitialManagers: InitialClusterManagerNodes(sc)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,13 +134,16 @@ func TestStatefulSet(t *testing.T) {
 	if want := "-Xms8192m -Xmx8192m --add-modules=jdk.incubator.vector -XX:UseAVX=2 -XX:+AlwaysPreTouch"; env["OPENSEARCH_JAVA_OPTS"] != want {
 		t.Errorf("java opts %q, want %q", env["OPENSEARCH_JAVA_OPTS"], want)
 	}
-	if pools[1].PDB.Spec.MaxUnavailable.IntValue() != 1 {
-		t.Error("PDB maxUnavailable is not the default 1")
+	if *data.Spec.Replicas != 2 {
+		t.Errorf("data pool runs %d replicas, want the spec's 2", *data.Spec.Replicas)
+	}
+	if pre := data.Spec.Template.Spec.Containers[0].Lifecycle.PreStop; pre == nil || pre.Sleep == nil || pre.Sleep.Seconds < 5 {
+		t.Errorf("preStop %+v: a stopping node must stay in the Services until they drop it", pre)
 	}
 
 	// The hash moves with anything that needs a restart, and only then.
 	hash := data.Spec.Template.Annotations[ConfigHashAnnotation]
-	again, _ := BuildPool(sc, sc.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc), SecurityRevision{})
+	again, _ := BuildPool(sc, sc.Spec.Managed.NodePools[1], Live{InitialManagers: InitialClusterManagerNodes(sc)})
 	if again.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
 		t.Error("config hash is not deterministic")
 	}
@@ -153,15 +156,43 @@ func TestStatefulSet(t *testing.T) {
 	} {
 		changed := sample()
 		edit(changed)
-		p, _ := BuildPool(changed, changed.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc), SecurityRevision{})
+		p, _ := BuildPool(changed, changed.Spec.Managed.NodePools[1], Live{InitialManagers: InitialClusterManagerNodes(sc)})
 		if p.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] == hash {
 			t.Errorf("changing %s does not change the config hash", name)
 		}
 	}
 	scaled := sample()
 	scaled.Spec.Managed.NodePools[1].Replicas = 5
-	if p, _ := BuildPool(scaled, scaled.Spec.Managed.NodePools[1], InitialClusterManagerNodes(sc), SecurityRevision{}); p.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
+	if p, _ := BuildPool(scaled, scaled.Spec.Managed.NodePools[1], Live{InitialManagers: InitialClusterManagerNodes(sc)}); p.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
 		t.Error("scaling changes the config hash: it would restart every pod")
+	}
+	// Once the cluster has formed the bootstrap setting goes from the file without a
+	// restart.
+	formed, _ := BuildPool(sc, sc.Spec.Managed.NodePools[1], Live{})
+	if formed.StatefulSet.Spec.Template.Annotations[ConfigHashAnnotation] != hash {
+		t.Error("dropping cluster.initial_cluster_manager_nodes changes the config hash: it would restart every pod")
+	}
+	if strings.Contains(formed.ConfigMap.Data["opensearch.yml"], "initial_cluster_manager_nodes") {
+		t.Errorf("a formed cluster's configuration still bootstraps:\n%s", formed.ConfigMap.Data["opensearch.yml"])
+	}
+	// A pool shrinking keeps its StatefulSet at the nodes not yet drained.
+	draining, _ := BuildPool(sc, sc.Spec.Managed.NodePools[1], Live{Replicas: map[string]int32{"spr": 5}})
+	grown, _ := BuildPool(sc, sc.Spec.Managed.NodePools[1], Live{Replicas: map[string]int32{"spr": 1}})
+	if *draining.StatefulSet.Spec.Replicas != 5 || *grown.StatefulSet.Spec.Replicas != 2 {
+		t.Errorf("replicas %d while draining from 5, %d from 1; want 5 and the spec's 2", *draining.StatefulSet.Spec.Replicas, *grown.StatefulSet.Spec.Replicas)
+	}
+}
+
+func TestDisruptionBudget(t *testing.T) {
+	sc := sample()
+	for health, want := range map[string]int{"green": 1, "yellow": 0, "red": 0, "": 0} {
+		pdb := DisruptionBudget(sc, health)
+		if got := pdb.Spec.MaxUnavailable.IntValue(); got != want {
+			t.Errorf("health %q: maxUnavailable %d, want %d", health, got, want)
+		}
+		if pdb.Spec.Selector.MatchLabels[ClusterLabel] != sc.Name || len(pdb.Spec.Selector.MatchLabels) != 1 {
+			t.Errorf("the budget selects %v, want every pod of the cluster", pdb.Spec.Selector.MatchLabels)
+		}
 	}
 }
 

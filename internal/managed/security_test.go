@@ -95,7 +95,7 @@ func equalYAML(a, b any) bool {
 func TestSecuredPod(t *testing.T) {
 	sc := sample()
 	pool := sc.Spec.Managed.NodePools[1]
-	p, err := BuildPool(sc, pool, InitialClusterManagerNodes(sc), SecurityRevision{Trust: "t1", Issued: "2026-11-23T00:00:00Z"})
+	p, err := BuildPool(sc, pool, Live{InitialManagers: InitialClusterManagerNodes(sc), Security: map[string]SecurityRevision{pool.Name: {Trust: "t1", Issued: "2026-11-23T00:00:00Z"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestSecuredPod(t *testing.T) {
 	}
 
 	sc.Spec.Managed.Security.Enabled = ptr.To(false)
-	off, _ := BuildPool(sc, pool, InitialClusterManagerNodes(sc), SecurityRevision{})
+	off, _ := BuildPool(sc, pool, Live{InitialManagers: InitialClusterManagerNodes(sc)})
 	oc := off.StatefulSet.Spec.Template.Spec.Containers[0]
 	disabled := slices.ContainsFunc(oc.Env, func(e corev1.EnvVar) bool { return e.Name == "DISABLE_SECURITY_PLUGIN" && e.Value == "true" })
 	if !disabled || oc.ReadinessProbe.HTTPGet == nil || len(off.StatefulSet.Spec.Template.Spec.InitContainers) != 0 || len(off.StatefulSet.Spec.Template.Spec.Volumes) != 1 {

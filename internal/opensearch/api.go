@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ClusterInfo is what the root endpoint and cluster health tell about a cluster.
@@ -14,12 +16,15 @@ type ClusterInfo struct {
 	Version string
 	Health  string
 	Nodes   int
+	// UUID is the cluster's UUID, "_na_" before it has formed.
+	UUID string
 }
 
 // Info reads the cluster's version and health.
 func (c *Client) Info(ctx context.Context) (ClusterInfo, error) {
 	var root struct {
-		Version struct {
+		ClusterUUID string `json:"cluster_uuid"`
+		Version     struct {
 			Number string `json:"number"`
 		} `json:"version"`
 	}
@@ -33,7 +38,7 @@ func (c *Client) Info(ctx context.Context) (ClusterInfo, error) {
 	if err := c.do(ctx, http.MethodGet, "/_cluster/health", nil, &health); err != nil {
 		return ClusterInfo{}, err
 	}
-	return ClusterInfo{Version: root.Version.Number, Health: health.Status, Nodes: health.NumberOfNodes}, nil
+	return ClusterInfo{Version: root.Version.Number, Health: health.Status, Nodes: health.NumberOfNodes, UUID: root.ClusterUUID}, nil
 }
 
 // PluginVersion is the version of the named plugin on the first node that has it, or ""
@@ -275,13 +280,81 @@ type ShardCopy struct {
 	PriRep string `json:"prirep"`
 	State  string `json:"state"`
 	Node   string `json:"node"`
+	// RelocatingTo is the node a RELOCATING copy moves to.
+	RelocatingTo string `json:"-"`
 }
 
-// Shards lists every shard copy of the cluster and the node holding it.
+// Shards lists every shard copy of the cluster and the node holding it. _cat/shards names
+// a relocating copy's nodes in one column, "source -> address id target"; it is split.
 func (c *Client) Shards(ctx context.Context) ([]ShardCopy, error) {
 	var out []ShardCopy
-	err := c.do(ctx, http.MethodGet, "/_cat/shards?format=json&h=index,shard,prirep,state,node", nil, &out)
-	return out, err
+	if err := c.do(ctx, http.MethodGet, "/_cat/shards?format=json&h=index,shard,prirep,state,node", nil, &out); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if from, to, ok := strings.Cut(out[i].Node, " -> "); ok {
+			out[i].Node = strings.TrimSpace(from)
+			if f := strings.Fields(to); len(f) > 0 {
+				out[i].RelocatingTo = f[len(f)-1]
+			}
+		}
+	}
+	return out, nil
+}
+
+// Voting is the cluster's voting configuration and the nodes in the cluster, by name.
+type Voting struct {
+	Voters, Joined, Excluded []string
+}
+
+// Voting reads the last committed voting configuration, its exclusions and the nodes that
+// joined, from the elected cluster manager's cluster state.
+func (c *Client) Voting(ctx context.Context) (Voting, error) {
+	var state struct {
+		Metadata struct {
+			Coordination struct {
+				LastCommittedConfig []string `json:"last_committed_config"`
+				Exclusions          []struct {
+					NodeName string `json:"node_name"`
+				} `json:"voting_config_exclusions"`
+			} `json:"cluster_coordination"`
+		} `json:"metadata"`
+		Nodes map[string]struct {
+			Name string `json:"name"`
+		} `json:"nodes"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cluster/state/metadata,nodes?filter_path=metadata.cluster_coordination,nodes.*.name", nil, &state); err != nil {
+		return Voting{}, err
+	}
+	var v Voting
+	for _, id := range state.Metadata.Coordination.LastCommittedConfig {
+		// A voter that left the cluster is not in nodes; its ID stands for it, which is
+		// never a pod name.
+		name := id
+		if n, ok := state.Nodes[id]; ok {
+			name = n.Name
+		}
+		v.Voters = append(v.Voters, name)
+	}
+	for _, n := range state.Nodes {
+		v.Joined = append(v.Joined, n.Name)
+	}
+	for _, e := range state.Metadata.Coordination.Exclusions {
+		v.Excluded = append(v.Excluded, e.NodeName)
+	}
+	slices.Sort(v.Joined)
+	return v, nil
+}
+
+// ExcludeVoter takes a cluster-manager-eligible node out of the voting configuration;
+// OpenSearch answers once it is out.
+func (c *Client) ExcludeVoter(ctx context.Context, node string) error {
+	return c.do(ctx, http.MethodPost, "/_cluster/voting_config_exclusions?node_names="+url.QueryEscape(node), nil, nil)
+}
+
+// ClearVotingExclusions removes every voting configuration exclusion.
+func (c *Client) ClearVotingExclusions(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/_cluster/voting_config_exclusions?wait_for_removal=false", nil, nil)
 }
 
 // PutPersistentClusterSettings sets persistent cluster settings; a nil value resets one.

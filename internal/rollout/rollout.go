@@ -1,11 +1,13 @@
-// Package rollout decides which pods of a managed cluster to restart next so a
-// configuration, image or version change reaches every node without losing availability.
-// Like ECK, a restart happens only when every named predicate allows it; when none can
-// proceed, the first predicate that holds the first candidate is reported.
+// Package rollout decides how a managed cluster changes its nodes without losing a query or
+// a shard: which pods to restart next so a configuration, image or version change reaches
+// every node, and how a node a shrinking or removed pool no longer wants leaves. Like ECK, a
+// restart happens only when every named predicate allows it; when none can proceed, the
+// first predicate that holds the first candidate is reported.
 package rollout
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,27 +18,47 @@ type Pod struct {
 	Pool           string
 	Ordinal        int
 	ClusterManager bool
-	Ready          bool
-	Terminating    bool
+	// Data: the pod's node holds shards (the data role).
+	Data bool
+	// Persistent: the pod's data folder is on a volume that outlives the pod.
+	Persistent  bool
+	Ready       bool
+	Terminating bool
 	// Outdated: the pod runs an older revision of its StatefulSet.
 	Outdated bool
+	// Leaving: its pool no longer wants it (scale-down or pool removal); it is drained and
+	// removed, never restarted.
+	Leaving bool
 }
 
 // Shard is one shard copy as _cat/shards reports it; Node is the OpenSearch node name,
-// which is the pod name.
+// which is the pod name. A RELOCATING copy is on Node and moving to RelocatingTo.
 type Shard struct {
-	Index   string
-	Shard   string
-	Primary bool
-	State   string
-	Node    string
+	Index        string
+	Shard        string
+	Primary      bool
+	State        string
+	Node         string
+	RelocatingTo string
 }
 
-// Health is the cluster's health as the planner sees it. Status is empty when the cluster
-// could not be asked.
+// Voting is the cluster's voting configuration, as its cluster state records it.
+type Voting struct {
+	// Voters are the node names of the last committed voting configuration.
+	Voters []string
+	// Joined are the names of the nodes in the cluster.
+	Joined []string
+	// Excluded are the node names of the voting configuration exclusions.
+	Excluded []string
+}
+
+// Health is the cluster as the planner sees it. Status is empty when the cluster could not
+// be asked; Shards and Voting are then unknown too.
 type Health struct {
 	Status string
 	Shards []Shard
+	// Voting is nil when it could not be read.
+	Voting *Voting
 }
 
 // State is the input of a plan.
@@ -48,12 +70,14 @@ type State struct {
 	// VersionUpgrade: the change includes a new OpenSearch version.
 	VersionUpgrade bool
 	Health         Health
+	// Draining are the nodes the operator has excluded from allocation.
+	Draining []string
 }
 
 // Predicate allows or holds the restart of one candidate; a non-empty result is why not.
 type Predicate struct {
 	Name  string
-	Check func(s State, candidate Pod, chosen []Pod) string
+	Check func(s State, candidate Pod, chosen []Pod, plan *Plan) string
 }
 
 // Predicates in evaluation order.
@@ -61,13 +85,17 @@ var Predicates = []Predicate{
 	{"max_unavailable", maxUnavailable},
 	{"cluster_health", clusterHealth},
 	{"require_started_replica", requireStartedReplica},
-	{"one_cluster_manager_at_a_time", oneClusterManagerAtATime},
+	{"do_not_restart_pods_with_same_shards", sameShards},
+	{"cluster_manager_quorum", clusterManagerQuorum},
 	{"data_before_cluster_manager", dataBeforeClusterManager},
 }
 
-// Plan is the pods to delete now, and what holds the rest.
+// Plan is the pods to delete now, the nodes to drain first, and what holds the rest.
 type Plan struct {
 	Restart []string
+	// Drain are nodes whose shards have no other copy: they are excluded from allocation so
+	// their shards move to other nodes, and restart once they hold none.
+	Drain []string
 	// Pending is the number of outdated pods, including those restarted now.
 	Pending int
 	// BlockedBy and Reason name the predicate that holds the next candidate; empty when
@@ -82,7 +110,7 @@ type Plan struct {
 func Decide(s State) Plan {
 	var candidates []Pod
 	for _, p := range s.Pods {
-		if p.Outdated {
+		if p.Outdated && !p.Leaving {
 			candidates = append(candidates, p)
 		}
 	}
@@ -105,7 +133,7 @@ func Decide(s State) Plan {
 		if c.Terminating {
 			continue
 		}
-		if name, why := check(s, c, chosen); name != "" {
+		if name, why := check(s, c, chosen, &plan); name != "" {
 			if plan.BlockedBy == "" {
 				plan.BlockedBy, plan.Reason = name, fmt.Sprintf("%s: %s", c.Name, why)
 			}
@@ -117,34 +145,33 @@ func Decide(s State) Plan {
 	return plan
 }
 
-func check(s State, c Pod, chosen []Pod) (string, string) {
+func check(s State, c Pod, chosen []Pod, plan *Plan) (string, string) {
 	for _, p := range Predicates {
-		if why := p.Check(s, c, chosen); why != "" {
+		if why := p.Check(s, c, chosen, plan); why != "" {
 			return p.Name, why
 		}
 	}
 	return "", ""
 }
 
-func isChosen(chosen []Pod, name string) bool {
-	for _, c := range chosen {
-		if c.Name == name {
-			return true
-		}
+func names(pods []Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
 	}
-	return false
+	return out
 }
 
 // maxUnavailable: restarting a ready pod must keep unavailable pods (not ready,
 // terminating, not yet created, or chosen in this plan) within the budget. A pod that is
 // not ready costs nothing to restart.
-func maxUnavailable(s State, c Pod, chosen []Pod) string {
+func maxUnavailable(s State, c Pod, chosen []Pod, _ *Plan) string {
 	if !c.Ready {
 		return ""
 	}
 	unavailable := s.Missing + len(chosen)
 	for _, p := range s.Pods {
-		if (!p.Ready || p.Terminating) && !isChosen(chosen, p.Name) {
+		if (!p.Ready || p.Terminating) && !slices.Contains(names(chosen), p.Name) {
 			unavailable++
 		}
 	}
@@ -154,13 +181,20 @@ func maxUnavailable(s State, c Pod, chosen []Pod) string {
 	return ""
 }
 
-// clusterHealth: a ready pod is restarted only in a green or yellow cluster that answers.
-func clusterHealth(s State, c Pod, _ []Pod) string {
+// clusterHealth: a ready pod is restarted only in a green or yellow cluster that answers;
+// a version upgrade only in a green one, so every shard has all its copies on nodes of one
+// version or the other before the next node changes.
+func clusterHealth(s State, c Pod, _ []Pod, _ *Plan) string {
 	if !c.Ready {
 		return ""
 	}
 	switch s.Health.Status {
-	case "green", "yellow":
+	case "green":
+		return ""
+	case "yellow":
+		if s.VersionUpgrade {
+			return "version upgrade paused: cluster health is yellow, it goes on when green"
+		}
 		return ""
 	case "":
 		return "cluster health unknown: OpenSearch does not answer"
@@ -169,54 +203,143 @@ func clusterHealth(s State, c Pod, _ []Pod) string {
 	}
 }
 
-// requireStartedReplica: in a yellow cluster a pod may restart only if every shard copy on
-// it has another started copy elsewhere. This lets a rollout go on while the cluster is
-// yellow only because the node it restarted last is still recovering its replicas, and
-// holds it when the candidate has the only started copy of a shard.
-func requireStartedReplica(s State, c Pod, chosen []Pod) string {
-	if !c.Ready || s.Health.Status != "yellow" {
+// copiesOn are the shard copies a node holds or receives.
+func copiesOn(shards []Shard, node string) []Shard {
+	var out []Shard
+	for _, sh := range shards {
+		if sh.Node == node || sh.RelocatingTo == node {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+func shardID(sh Shard) string { return sh.Index + "/" + sh.Shard }
+
+// startedElsewhere: another started copy of sh is on a node outside gone.
+func startedElsewhere(shards []Shard, sh Shard, gone func(string) bool) bool {
+	for _, o := range shards {
+		if o.Index == sh.Index && o.Shard == sh.Shard && o.Node != sh.Node && o.State == "STARTED" && !gone(o.Node) {
+			return true
+		}
+	}
+	return false
+}
+
+// requireStartedReplica, in any health: a pod restarts only when every shard copy it holds
+// has another started copy on a node that stays, and none of its copies is moving (a
+// recovery onto it or a relocation off it would be thrown away). A shard whose only copy
+// is on the pod (no replicas) is moved off first in a green cluster — the pod is drained,
+// then restarted empty. With no other data node to move to, a pod whose data is on a
+// persistent volume restarts (the copy comes back with it, unavailable meanwhile); one on
+// an emptyDir never does.
+func requireStartedReplica(s State, c Pod, _ []Pod, plan *Plan) string {
+	if s.Health.Status == "" {
+		return "" // unknown; cluster_health holds ready pods, and an unready one serves nothing
+	}
+	var moving, sole []string
+	terminating := func(node string) bool {
+		for _, p := range s.Pods {
+			if p.Name == node {
+				return p.Terminating
+			}
+		}
+		return false
+	}
+	for _, sh := range copiesOn(s.Health.Shards, c.Name) {
+		switch {
+		case sh.State == "INITIALIZING" || sh.State == "RELOCATING":
+			moving = append(moving, shardID(sh))
+		case sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, func(n string) bool { return n == c.Name || terminating(n) }):
+			sole = append(sole, shardID(sh))
+		}
+	}
+	if len(moving) > 0 {
+		return "shard copies are moving to or from it: " + strings.Join(moving, ", ")
+	}
+	if len(sole) == 0 {
 		return ""
 	}
-	gone := map[string]bool{c.Name: true}
-	for _, p := range chosen {
-		gone[p.Name] = true
+	copies := strings.Join(sole, ", ")
+	if !otherDataNode(s, c) {
+		if c.Persistent {
+			return ""
+		}
+		return "it holds the only copy of " + copies + ", no other data node can take it, and its data folder is an emptyDir: a restart would lose it (give the pool storage or add a data node)"
 	}
-	var sole []string
-	for _, sh := range s.Health.Shards {
-		if sh.Node != c.Name || sh.State != "STARTED" {
-			continue
-		}
-		other := false
-		for _, o := range s.Health.Shards {
-			other = other || (o.Index == sh.Index && o.Shard == sh.Shard && o.State == "STARTED" && !gone[o.Node])
-		}
-		if !other {
-			sole = append(sole, sh.Index+"/"+sh.Shard)
+	if s.Health.Status != "green" {
+		return "it holds the only started copy of " + copies + "; waiting for the other copies to recover"
+	}
+	// One node drains at a time: each drain moves a node's worth of shards.
+	for _, d := range append(slices.Clone(plan.Drain), s.Draining...) {
+		if d != c.Name {
+			return "it holds the only copy of " + copies + "; it drains after " + d
 		}
 	}
-	if len(sole) > 0 {
-		return "cluster is yellow and the pod holds the only started copy of " + strings.Join(sole, ", ")
+	plan.Drain = append(plan.Drain, c.Name)
+	return "it holds the only copy of " + copies + ": moving its shards to other nodes before it restarts"
+}
+
+// otherDataNode: a data node other than c stays up to take c's shards.
+func otherDataNode(s State, c Pod) bool {
+	for _, p := range s.Pods {
+		if p.Data && p.Name != c.Name && p.Ready && !p.Terminating && !p.Leaving {
+			return true
+		}
+	}
+	return false
+}
+
+// sameShards: two pods holding copies of one shard never restart in the same step when
+// that shard would be left without a started copy (ECK's
+// do_not_delete_pods_with_same_shards).
+func sameShards(s State, c Pod, chosen []Pod, _ *Plan) string {
+	if len(chosen) == 0 || s.Health.Status == "" {
+		return ""
+	}
+	gone := func(n string) bool { return n == c.Name || slices.Contains(names(chosen), n) }
+	for _, sh := range copiesOn(s.Health.Shards, c.Name) {
+		if sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, gone) {
+			return fmt.Sprintf("it shares shard %s with %s, which restarts in this step", shardID(sh), strings.Join(names(chosen), ", "))
+		}
 	}
 	return ""
 }
 
-// oneClusterManagerAtATime: a cluster-manager-eligible pod restarts only when every other
-// cluster-manager-eligible pod is ready, so the voting configuration keeps its quorum. A
-// cluster manager that is not ready holds no vote, so restarting it costs nothing; this is
-// what lets a cluster whose every node is broken by a bad configuration roll to a fix.
-func oneClusterManagerAtATime(s State, c Pod, chosen []Pod) string {
-	if !c.ClusterManager || !c.Ready {
+// clusterManagerQuorum: one cluster-manager-eligible pod per step, and only when the
+// voting configuration the cluster reports keeps a majority of its voters in the cluster
+// without it. A pod that is not in the cluster holds no vote. When the configuration
+// cannot be read (no elected cluster manager), only pods that are not ready restart: that
+// is how a cluster whose every node is broken by a bad configuration rolls to a fix. A
+// configuration of one voter cannot keep quorum through any restart of it; it restarts
+// (the cluster has no manager until it is back).
+func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
+	if !c.ClusterManager {
 		return ""
 	}
 	for _, p := range chosen {
-		if p.ClusterManager && p.Ready {
+		if p.ClusterManager {
 			return p.Name + " (cluster manager) restarts in this step"
 		}
 	}
-	for _, p := range s.Pods {
-		if p.ClusterManager && p.Name != c.Name && (!p.Ready || p.Terminating) {
-			return p.Name + " (cluster manager) is not ready"
+	v := s.Health.Voting
+	if v == nil {
+		if c.Ready {
+			return "the voting configuration is unknown: OpenSearch does not answer"
 		}
+		return ""
+	}
+	if !slices.Contains(v.Voters, c.Name) || !slices.Contains(v.Joined, c.Name) || len(v.Voters) == 1 {
+		return ""
+	}
+	alive := 0
+	for _, n := range v.Voters {
+		if n != c.Name && slices.Contains(v.Joined, n) && !slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == n && p.Terminating }) {
+			alive++
+		}
+	}
+	if 2*alive <= len(v.Voters) {
+		return fmt.Sprintf("without it %d of the %d voters would be in the cluster, no majority", alive, len(v.Voters))
 	}
 	return ""
 }
@@ -224,13 +347,13 @@ func oneClusterManagerAtATime(s State, c Pod, chosen []Pod) string {
 // dataBeforeClusterManager: on a version upgrade, cluster-manager-eligible pods wait until
 // every other pod runs the new version; a newer node can join an older cluster manager,
 // not the other way round.
-func dataBeforeClusterManager(s State, c Pod, _ []Pod) string {
+func dataBeforeClusterManager(s State, c Pod, _ []Pod, _ *Plan) string {
 	if !s.VersionUpgrade || !c.ClusterManager {
 		return ""
 	}
 	var waiting []string
 	for _, p := range s.Pods {
-		if !p.ClusterManager && (p.Outdated || !p.Ready) {
+		if !p.ClusterManager && !p.Leaving && (p.Outdated || !p.Ready) {
 			waiting = append(waiting, p.Name)
 		}
 	}
@@ -244,3 +367,6 @@ func dataBeforeClusterManager(s State, c Pod, _ []Pod) string {
 // the OpenSearch rolling-restart procedure says: the cluster does not start copying the
 // node's replicas elsewhere for a restart of a minute.
 const AllocationSetting = "cluster.routing.allocation.enable"
+
+// ExcludeSetting lists the nodes shards move off: drained nodes.
+const ExcludeSetting = "cluster.routing.allocation.exclude._name"

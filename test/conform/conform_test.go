@@ -85,13 +85,13 @@ func TestManagedClusterObjectsConform(t *testing.T) {
 		if sc.Namespace == "" {
 			sc.Namespace = "search"
 		}
-		pools, svc, err := managed.Objects(&sc, managed.InitialClusterManagerNodes(&sc), nil)
+		pools, svc, err := managed.Objects(&sc, managed.Live{InitialManagers: managed.InitialClusterManagerNodes(&sc)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs := []any{svc, managed.NetworkPolicy(&sc, managed.Operator{Namespace: "vectorpilot-system"})}
+		objs := []any{svc, managed.NetworkPolicy(&sc, managed.Operator{Namespace: "vectorpilot-system"}), managed.DisruptionBudget(&sc, "green")}
 		for _, p := range pools {
-			objs = append(objs, p.ConfigMap, p.Headless, p.PDB, p.StatefulSet)
+			objs = append(objs, p.ConfigMap, p.Headless, p.StatefulSet)
 		}
 		for _, o := range objs {
 			if err := Validate(o); err != nil {
