@@ -309,7 +309,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 				continue
 			}
 			existing++
-			ready := podReady(pod)
+			ready := managed.PodReady(pod)
 			outdated := settled && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision
 			status.Replicas++
 			if ready {
@@ -414,15 +414,6 @@ const nodeLabelTTL = 10 * time.Minute
 type nodeLevel struct {
 	level string
 	read  time.Time
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // unschedulable is the scheduler's message for a pod it could not place.

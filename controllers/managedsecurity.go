@@ -200,7 +200,7 @@ func (r *SearchClusterReconciler) trustRolled(ctx context.Context, sc *v1alpha1.
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if !podReady(pod) || pod.Annotations[managed.TrustAnnotation] != trust {
+		if !managed.PodReady(pod) || pod.Annotations[managed.TrustAnnotation] != trust {
 			return false, nil
 		}
 	}

@@ -80,6 +80,16 @@ func Endpoint(sc *v1alpha1.SearchCluster) string {
 	return fmt.Sprintf("%s://%s.%s.svc:%d", scheme, ClientServiceName(sc), sc.Namespace, HTTPPort)
 }
 
+// PodReady says whether the pod's Ready condition is true.
+func PodReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // ClusterSelector selects every pod of the cluster.
 func ClusterSelector(sc *v1alpha1.SearchCluster) map[string]string {
 	return map[string]string{ClusterLabel: sc.Name}

@@ -12,13 +12,11 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -146,7 +144,7 @@ func TestOperatorRunsAsItsDeployment(t *testing.T) {
 // three cluster_manager+data nodes, each on a claim of the default StorageClass, form one
 // OpenSearch cluster in pods through the headless Service; the operator, in its pod, reaches
 // it through the client Service and reports what the nodes run as OpenSearch reports it; the
-// disruption controller computes the pool's budget; the sandbox's VectorIndex becomes Ready;
+// disruption controller computes the cluster's budget (one disruption while green); the sandbox's VectorIndex becomes Ready;
 // a Local BenchmarkRun loads 20,000 vectors through the client Service and measures
 // recall@10 against brute force.
 func TestManagedClusterServesVectorsFromPods(t *testing.T) {
@@ -232,7 +230,7 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	t.Logf("status.pools[0]: simd %s (CPU %s), %d OpenSearch nodes", sc.Status.Pools[0].SIMD, sc.Status.Pools[0].NodeSIMD, *sc.Status.Pools[0].OpenSearchNodes)
 
 	// Every node on its own claim of the default class; the disruption controller counts the
-	// pool's pods against the operator's budget.
+	// cluster's pods against the operator's budget.
 	var claims corev1.PersistentVolumeClaimList
 	if err := k8s.List(ctx, &claims, client.InNamespace(searchNamespace)); err != nil {
 		t.Fatal(err)
@@ -246,9 +244,9 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	if bound != int(pool.Replicas) {
 		t.Errorf("%d claims bound in %s, want %d", bound, kubenode.StorageClassName, pool.Replicas)
 	}
-	waitFor(t, time.Minute, "the pool's PodDisruptionBudget status", func() (bool, string) {
+	waitFor(t, time.Minute, "the cluster's PodDisruptionBudget status", func() (bool, string) {
 		var pdb policyv1.PodDisruptionBudget
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: managed.PoolName(sc, pool.Name)}, &pdb); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: managed.DisruptionBudgetName(sc)}, &pdb); err != nil {
 			return false, err.Error()
 		}
 		return pdb.Status.CurrentHealthy == pool.Replicas && pdb.Status.DisruptionsAllowed == 1,
@@ -332,48 +330,6 @@ func TestManagedNodeRestartsOntoItsVolume(t *testing.T) {
 	if n := count(t, base, "docs-v1"); n != documents {
 		t.Errorf("index holds %d documents after the restart, want %d", n, documents)
 	}
-}
-
-// TestDeletingAManagedClusterKeepsItsVolumes: deleting the SearchCluster lets the garbage
-// collector remove what the operator made for it (StatefulSets and their pods, Services,
-// budgets, ConfigMaps), while the claims holding the data stay until someone deletes them.
-func TestDeletingAManagedClusterKeepsItsVolumes(t *testing.T) {
-	integration(t)
-	ctx := context.Background()
-	sc := sandboxCluster(t)
-	selector := client.MatchingLabels(managed.ClusterSelector(sc))
-	if err := k8s.Delete(ctx, sc); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 3*time.Minute, "the garbage collector to remove the cluster's objects", func() (bool, string) {
-		left := map[string]int{}
-		for kind, list := range map[string]client.ObjectList{
-			"StatefulSet": &appsv1.StatefulSetList{}, "Pod": &corev1.PodList{}, "Service": &corev1.ServiceList{},
-			"PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{}, "ConfigMap": &corev1.ConfigMapList{},
-		} {
-			if err := k8s.List(ctx, list, client.InNamespace(searchNamespace), selector); err != nil {
-				t.Fatal(err)
-			}
-			if n := meta.LenList(list); n > 0 {
-				left[kind] = n
-			}
-		}
-		return len(left) == 0, fmt.Sprintf("left: %v", left)
-	})
-	var claims corev1.PersistentVolumeClaimList
-	if err := k8s.List(ctx, &claims, client.InNamespace(searchNamespace)); err != nil {
-		t.Fatal(err)
-	}
-	kept := 0
-	for _, c := range claims.Items {
-		if c.DeletionTimestamp == nil && c.Status.Phase == corev1.ClaimBound {
-			kept++
-		}
-	}
-	if want := int(sc.Spec.Managed.NodePools[0].Replicas); kept != want {
-		t.Errorf("%d claims kept after the cluster was deleted, want %d", kept, want)
-	}
-	t.Logf("cluster deleted: its objects collected, %d claims kept", kept)
 }
 
 // sandboxCluster is the managed cluster TestManagedClusterServesVectorsFromPods made.

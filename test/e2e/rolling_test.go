@@ -1,0 +1,577 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/test/sandbox"
+)
+
+// The day-2 tests change the sandbox cluster (three cluster_manager+data nodes on volumes,
+// docs-v1 with 20,000 vectors, three shards, one replica) while it serves, all through the
+// operator in its pod, the real kubelet and kube-proxy; teardown_test.go deletes it after.
+
+// queryRate is the fixed rate of the load loop's k-NN queries through the client Service.
+const queryRate = 20
+
+// TestRollingRestartUnderLoad: a configuration change rolls the three nodes with
+// maxUnavailable 2 while a load loop sends k-NN queries through the client Service at a
+// fixed rate: no query fails, the cluster is never red, and no two nodes are down at once
+// (every two of them hold copies of one shard, which do_not_restart_pods_with_same_shards
+// keeps apart).
+func TestRollingRestartUnderLoad(t *testing.T) {
+	integration(t)
+	ctx := context.Background()
+	sc := sandboxCluster(t)
+	base := clientServiceURL(t, sc)
+	pool := sc.Spec.Managed.NodePools[0]
+	before := podUIDs(t, sc)
+
+	health := watchHealth(base)
+	pods := watchPods(sc)
+	load := startLoad(base, "docs-v1", "before")
+	time.Sleep(20 * time.Second)
+
+	load.phase("during")
+	started := time.Now()
+	update(t, sc, func() {
+		sc.Spec.Managed.UpdateStrategy.MaxUnavailable = 2
+		sc.Spec.Managed.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "auto"}}
+	})
+	waitFor(t, 12*time.Minute, "every node restarted onto the new configuration and the cluster Ready and green", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return false, err.Error()
+		}
+		now := podUIDs(t, sc)
+		restarted := 0
+		for name, uid := range before {
+			if now[name] != "" && now[name] != uid {
+				restarted++
+			}
+		}
+		ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+		return restarted == int(pool.Replicas) && sc.Status.Rollout == nil && ready != nil && ready.Status == metav1.ConditionTrue &&
+				ready.ObservedGeneration == sc.Generation && sc.Status.Health == "green",
+			fmt.Sprintf("%d of %d restarted, rollout %+v, health %s", restarted, pool.Replicas, sc.Status.Rollout, sc.Status.Health)
+	})
+	took := time.Since(started)
+	load.phase("after")
+	time.Sleep(20 * time.Second)
+	phases := load.stop()
+	colours, unanswered, red := health.stop()
+	mostDown := pods.stop()
+
+	t.Logf("rolling restart of %d nodes (maxUnavailable 2) took %s; health samples %v (%d unanswered); at most %d pods down at once",
+		pool.Replicas, took.Round(time.Second), colours, unanswered, mostDown)
+	failed := 0
+	for _, p := range phases {
+		t.Logf("%-6s %5d queries at %d/s, %d failed, p50 %s p99 %s max %s %v", p.name, p.total, queryRate, p.failed,
+			ms(p.latency.ValueAtQuantile(50)), ms(p.latency.ValueAtQuantile(99)), ms(p.latency.Max()), p.errors)
+		failed += p.failed
+	}
+	if failed > 0 {
+		t.Errorf("%d queries failed during the rolling restart", failed)
+	}
+	if colours["red"] > 0 {
+		t.Errorf("the cluster was red in %d health samples: %v", colours["red"], red)
+	}
+	if mostDown > 1 {
+		t.Errorf("%d pods down at once: pods holding copies of the same shard restarted together", mostDown)
+	}
+}
+
+// TestDisruptionBudgetFollowsHealth: a node drain's eviction goes through the cluster's
+// budget, which allows one while the cluster is green and none while it is yellow.
+func TestDisruptionBudgetFollowsHealth(t *testing.T) {
+	integration(t)
+	sc := sandboxCluster(t)
+	base := clientServiceURL(t, sc)
+	// Five replicas of a shard on three nodes: two cannot be placed, the cluster is yellow.
+	send(t, http.MethodPut, base+"/unplaceable", `{"settings":{"number_of_shards":1,"number_of_replicas":5}}`)
+	victim := managed.PoolName(sc, sc.Spec.Managed.NodePools[0].Name) + "-1"
+	waitBudget(t, sc, 0)
+	err := evict(victim)
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("eviction of %s while the cluster is yellow: %v, want it refused (429)", victim, err)
+	}
+	t.Logf("yellow: eviction refused: %v", err)
+
+	send(t, http.MethodDelete, base+"/unplaceable", "")
+	waitBudget(t, sc, 1)
+	if err := evict(victim); err != nil {
+		t.Fatalf("eviction of %s while the cluster is green: %v", victim, err)
+	}
+	t.Logf("green: %s evicted", victim)
+	waitGreen(t, sc, base, 5*time.Minute)
+}
+
+// TestScaleDownKeepsEveryDocument: with docs-v1 at 0 replicas (every shard's only copy on
+// one node), the pool shrinks 3→2→1 and grows back to 3. Each removal drains the node's
+// shards and moves its vote first: the document count and the top 10 of 50 fixed queries
+// stay the same and it stays the same cluster (its UUID). Red health samples are logged
+// with the shards that were not started (see the note at the end).
+func TestScaleDownKeepsEveryDocument(t *testing.T) {
+	integration(t)
+	ctx := context.Background()
+	sc := sandboxCluster(t)
+	base := clientServiceURL(t, sc)
+	index := &v1alpha1.VectorIndex{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: "docs"}, index); err != nil {
+		t.Fatal(err)
+	}
+	update(t, index, func() { index.Spec.Replicas = 0 })
+	waitFor(t, 3*time.Minute, "docs-v1 at 0 replicas and the cluster green", func() (bool, string) {
+		var settings map[string]struct {
+			Settings map[string]string `json:"settings"`
+		}
+		if err := tryJSON(base+"/docs-v1/_settings?flat_settings=true", &settings); err != nil {
+			return false, err.Error()
+		}
+		var h struct {
+			Status string `json:"status"`
+		}
+		_ = tryJSON(base+"/_cluster/health", &h)
+		r := settings["docs-v1"].Settings["index.number_of_replicas"]
+		return r == "0" && h.Status == "green", fmt.Sprintf("replicas %q, health %s", r, h.Status)
+	})
+	if sc.Status.ClusterUUID == "" {
+		t.Fatal("status.clusterUUID is empty: the operator never recorded the cluster it formed")
+	}
+	uuid := clusterUUID(t, base)
+	if uuid != sc.Status.ClusterUUID {
+		t.Fatalf("the cluster answers with UUID %s, status says %s", uuid, sc.Status.ClusterUUID)
+	}
+	// Formed: the nodes added below start without the bootstrap setting.
+	var config corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: managed.ConfigName(sc, sc.Spec.Managed.NodePools[0].Name)}, &config); err != nil {
+		t.Fatal(err)
+	}
+	if yml := config.Data["opensearch.yml"]; strings.Contains(yml, "initial_cluster_manager_nodes") {
+		t.Errorf("the formed cluster's opensearch.yml still bootstraps:\n%s", yml)
+	}
+	wantCount := count(t, base, "docs-v1")
+	queries := fixedQueries(50)
+	wantTop := topTens(t, base, "docs-v1", queries)
+
+	health := watchHealth(base)
+	watching := time.Now()
+	for _, replicas := range []int32{2, 1, 3} {
+		started := time.Now()
+		t.Logf("+%s: scaling to %d nodes; elected cluster manager %s", started.Sub(watching).Round(time.Second), replicas,
+			strings.TrimSpace(get(t, base+"/_cat/cluster_manager?h=node")))
+		update(t, sc, func() { sc.Spec.Managed.NodePools[0].Replicas = replicas })
+		waitFor(t, 10*time.Minute, fmt.Sprintf("the pool at %d nodes, Ready and green", replicas), func() (bool, string) {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+				return false, err.Error()
+			}
+			var h struct {
+				Status        string `json:"status"`
+				NumberOfNodes int32  `json:"number_of_nodes"`
+			}
+			err := tryJSON(base+"/_cluster/health", &h)
+			ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+			return err == nil && h.NumberOfNodes == replicas && h.Status == "green" && len(podUIDs(t, sc)) == int(replicas) &&
+					sc.Status.ScaleDown == nil && len(sc.Status.DrainingNodes) == 0 && ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == sc.Generation,
+				fmt.Sprintf("health %+v (%v), scaleDown %+v, draining %v, ready %+v", h, err, sc.Status.ScaleDown, sc.Status.DrainingNodes, ready)
+		})
+		took := time.Since(started)
+		gotCount, gotTop := count(t, base, "docs-v1"), topTens(t, base, "docs-v1", queries)
+		differ := 0
+		for i := range queries {
+			if !slices.Equal(gotTop[i], wantTop[i]) {
+				differ++
+			}
+		}
+		nowUUID := clusterUUID(t, base)
+		t.Logf("→ %d nodes in %s: %d documents (was %d), %d of %d top-10s differ, cluster UUID %s, exclusions %q",
+			replicas, took.Round(time.Second), gotCount, wantCount, differ, len(queries), nowUUID, excluded(t, base))
+		if gotCount != wantCount || differ > 0 {
+			t.Errorf("→ %d nodes: %d documents (want %d), %d top-10s differ", replicas, gotCount, wantCount, differ)
+		}
+		if nowUUID != uuid {
+			t.Errorf("→ %d nodes: the cluster UUID is %s, was %s: the nodes formed a new cluster", replicas, nowUUID, uuid)
+		}
+		if ex := excluded(t, base); ex != "" {
+			t.Errorf("→ %d nodes: %s is still %q", replicas, rollout.ExcludeSetting, ex)
+		}
+	}
+	// Not a failure yet (#18 stays open on it): in 2 of 3 full runs the cluster was red for
+	// about 5 s right after the 3→2 step began, docs-v1's 0-replica shard on a node that
+	// left and came back, no document lost; its cause is not established.
+	colours, unanswered, red := health.stop()
+	t.Logf("health samples over the scaling: %v (%d unanswered); red samples: %v", colours, unanswered, red)
+	update(t, index, func() { index.Spec.Replicas = 1 })
+}
+
+func update(t *testing.T, obj client.Object, edit func()) {
+	t.Helper()
+	for {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatal(err)
+		}
+		edit()
+		err := k8s.Update(context.Background(), obj)
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func podUIDs(t *testing.T, sc *v1alpha1.SearchCluster) map[string]string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			out[p.Name] = string(p.UID)
+		}
+	}
+	return out
+}
+
+func send(t *testing.T, method, url, body string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %s", method, url, resp.Status)
+	}
+}
+
+func evict(pod string) error {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: searchNamespace}}
+	return k8s.SubResource("eviction").Create(context.Background(), p, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: searchNamespace}})
+}
+
+// waitBudget waits until the cluster's budget allows exactly allowed disruptions.
+func waitBudget(t *testing.T, sc *v1alpha1.SearchCluster, allowed int32) {
+	t.Helper()
+	waitFor(t, 3*time.Minute, fmt.Sprintf("the budget to allow %d disruptions", allowed), func() (bool, string) {
+		var pdb policyv1.PodDisruptionBudget
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: sc.Namespace, Name: managed.DisruptionBudgetName(sc)}, &pdb); err != nil {
+			return false, err.Error()
+		}
+		return pdb.Status.DisruptionsAllowed == allowed && pdb.Status.ObservedGeneration == pdb.Generation,
+			fmt.Sprintf("spec maxUnavailable %v, status %+v", pdb.Spec.MaxUnavailable, pdb.Status)
+	})
+}
+
+func waitGreen(t *testing.T, sc *v1alpha1.SearchCluster, base string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "every node back and the cluster green", func() (bool, string) {
+		var h struct {
+			Status        string `json:"status"`
+			NumberOfNodes int32  `json:"number_of_nodes"`
+		}
+		err := tryJSON(base+"/_cluster/health", &h)
+		return err == nil && h.Status == "green" && h.NumberOfNodes == sc.Spec.Managed.NodePools[0].Replicas, fmt.Sprintf("%+v %v", h, err)
+	})
+}
+
+func clusterUUID(t *testing.T, base string) string {
+	t.Helper()
+	var root struct {
+		ClusterUUID string `json:"cluster_uuid"`
+	}
+	getJSON(t, base+"/", &root)
+	return root.ClusterUUID
+}
+
+func excluded(t *testing.T, base string) string {
+	t.Helper()
+	var s struct {
+		Persistent map[string]string `json:"persistent"`
+	}
+	getJSON(t, base+"/_cluster/settings?flat_settings=true", &s)
+	return s.Persistent[rollout.ExcludeSetting]
+}
+
+// fixedQueries are n query vectors of the sandbox index's dimension, the same every run.
+func fixedQueries(n int) [][]float32 {
+	r := rand.New(rand.NewPCG(18, 2))
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = make([]float32, 16)
+		for j := range out[i] {
+			out[i][j] = r.Float32()*2 - 1
+		}
+	}
+	return out
+}
+
+func knnBody(v []float32) []byte {
+	b, _ := json.Marshal(map[string]any{"size": 10, "_source": false,
+		"query": map[string]any{"knn": map[string]any{"embedding": map[string]any{"vector": v, "k": 10}}}})
+	return b
+}
+
+// searchAnswer is the part of a search response the tests check.
+type searchAnswer struct {
+	TimedOut bool `json:"timed_out"`
+	Shards   struct {
+		Total, Failed int
+	} `json:"_shards"`
+	Hits struct {
+		Hits []struct {
+			ID string `json:"_id"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
+
+// search sends one k-NN query; a transport error, an HTTP error, a timed-out or partial
+// answer (a shard that failed) or fewer than ten hits is an error.
+func search(c *http.Client, base, index string, v []float32) ([]string, error) {
+	resp, err := c.Post(base+"/"+index+"/_search", "application/json", bytes.NewReader(knnBody(v)))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	var a searchAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		return nil, err
+	}
+	if a.TimedOut || a.Shards.Failed > 0 {
+		return nil, fmt.Errorf("partial answer: timed out %v, %d of %d shards failed", a.TimedOut, a.Shards.Failed, a.Shards.Total)
+	}
+	ids := make([]string, len(a.Hits.Hits))
+	for i, h := range a.Hits.Hits {
+		ids[i] = h.ID
+	}
+	if len(ids) < 10 {
+		return ids, fmt.Errorf("%d hits, want 10", len(ids))
+	}
+	return ids, nil
+}
+
+func topTens(t *testing.T, base, index string, queries [][]float32) [][]string {
+	t.Helper()
+	out := make([][]string, len(queries))
+	for i, q := range queries {
+		ids, err := search(http.DefaultClient, base, index, q)
+		if err != nil {
+			t.Fatalf("query %d: %v", i, err)
+		}
+		out[i] = ids
+	}
+	return out
+}
+
+func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }
+
+// loadPhase is what the load loop saw in one phase.
+type loadPhase struct {
+	name          string
+	total, failed int
+	// latency of answered queries, in microseconds.
+	latency *hdrhistogram.Histogram
+	// errors are the first few failures.
+	errors []string
+}
+
+// load sends k-NN queries at queryRate, each on its own goroutine (a slow answer does not
+// delay the next query), through one keep-alive client as an application would.
+type load struct {
+	mu       sync.Mutex
+	phases   []*loadPhase
+	done     chan struct{}
+	inflight sync.WaitGroup
+	loop     sync.WaitGroup
+}
+
+func startLoad(base, index, phase string) *load {
+	l := &load{done: make(chan struct{})}
+	l.phase(phase)
+	c := &http.Client{Timeout: 10 * time.Second}
+	queries := fixedQueries(200)
+	l.loop.Add(1)
+	go func() {
+		defer l.loop.Done()
+		tick := time.NewTicker(time.Second / queryRate)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-l.done:
+				return
+			case <-tick.C:
+			}
+			l.inflight.Add(1)
+			go func(v []float32) {
+				defer l.inflight.Done()
+				start := time.Now()
+				_, err := search(c, base, index, v)
+				l.record(time.Since(start), err)
+			}(queries[i%len(queries)])
+		}
+	}()
+	return l
+}
+
+func (l *load) phase(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.phases = append(l.phases, &loadPhase{name: name, latency: hdrhistogram.New(1, 60_000_000, 3)})
+}
+
+func (l *load) record(took time.Duration, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.phases[len(l.phases)-1]
+	p.total++
+	if err != nil {
+		p.failed++
+		if len(p.errors) < 5 {
+			p.errors = append(p.errors, err.Error())
+		}
+		return
+	}
+	_ = p.latency.RecordValue(took.Microseconds())
+}
+
+// stop ends the loop, waits for the queries in flight, and returns every phase.
+func (l *load) stop() []*loadPhase {
+	close(l.done)
+	l.loop.Wait()
+	l.inflight.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.phases
+}
+
+// healthWatch samples _cluster/health every 500 ms; for the first red samples it keeps
+// the shard copies that were not started, and why.
+type healthWatch struct {
+	mu         sync.Mutex
+	colours    map[string]int
+	unanswered int
+	redShards  []string
+	done       chan struct{}
+	stopped    chan struct{}
+}
+
+func watchHealth(base string) *healthWatch {
+	h := &healthWatch{colours: map[string]int{}, done: make(chan struct{}), stopped: make(chan struct{})}
+	started := time.Now()
+	go func() {
+		defer close(h.stopped)
+		for {
+			var answer struct {
+				Status string `json:"status"`
+			}
+			err := tryJSON(base+"/_cluster/health", &answer)
+			var red string
+			if err == nil && answer.Status == "red" {
+				shards, _ := sandbox.Get(base + "/_cat/shards?h=index,shard,prirep,state,unassigned.reason,node")
+				var unstarted []string
+				for _, line := range strings.Split(shards, "\n") {
+					if line != "" && !strings.Contains(line, " STARTED ") {
+						unstarted = append(unstarted, strings.Join(strings.Fields(line), " "))
+					}
+				}
+				manager, _ := sandbox.Get(base + "/_cat/cluster_manager?h=node")
+				red = fmt.Sprintf("+%s (cluster manager %s): %s", time.Since(started).Round(time.Second), strings.TrimSpace(manager), strings.Join(unstarted, "; "))
+			}
+			h.mu.Lock()
+			if err != nil {
+				h.unanswered++
+			} else {
+				h.colours[answer.Status]++
+			}
+			if red != "" && len(h.redShards) < 3 {
+				h.redShards = append(h.redShards, red)
+			}
+			h.mu.Unlock()
+			select {
+			case <-h.done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return h
+}
+
+// stop ends the sampling: samples by colour, unanswered samples, and the shards seen in
+// the first red samples.
+func (h *healthWatch) stop() (map[string]int, int, []string) {
+	close(h.done)
+	<-h.stopped
+	return h.colours, h.unanswered, h.redShards
+}
+
+// podWatch records the most pods of a cluster down at once (not ready, terminating or
+// missing) every 250 ms.
+type podWatch struct {
+	mostDown int
+	done     chan struct{}
+	stopped  chan struct{}
+}
+
+func watchPods(sc *v1alpha1.SearchCluster) *podWatch {
+	w := &podWatch{done: make(chan struct{}), stopped: make(chan struct{})}
+	want := int(sc.Spec.Managed.NodePools[0].Replicas)
+	go func() {
+		defer close(w.stopped)
+		for {
+			var pods corev1.PodList
+			if err := k8s.List(context.Background(), &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err == nil {
+				up := 0
+				for i := range pods.Items {
+					p := &pods.Items[i]
+					if p.DeletionTimestamp == nil && managed.PodReady(p) {
+						up++
+					}
+				}
+				w.mostDown = max(w.mostDown, want-up)
+			}
+			select {
+			case <-w.done:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+func (w *podWatch) stop() int {
+	close(w.done)
+	<-w.stopped
+	return w.mostDown
+}
