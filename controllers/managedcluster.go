@@ -115,6 +115,19 @@ type managedRun struct {
 	security map[string]managed.SecurityRevision
 	// drain are nodes to exclude from shard allocation this reconcile.
 	drain []string
+	// health is the cluster as the planners see it, read once per reconcile when a
+	// removal or a restart is decided (clusterHealth).
+	health *rollout.Health
+}
+
+// clusterHealth reads the shard table and voting configuration the first time a planner
+// needs them in this reconcile, and hands out the same reading after.
+func (r *SearchClusterReconciler) clusterHealth(ctx context.Context, m *managedRun) rollout.Health {
+	if m.health == nil {
+		h := r.health().Health(ctx, m.sc)
+		m.health = &h
+	}
+	return *m.health
 }
 
 // managedSteps run a managed cluster: fix the bootstrap configuration, keep the security
@@ -149,7 +162,7 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 		}),
 		steps.Fallible("remove nodes", r.removeNodes),
 		steps.Fallible("roll out", func(ctx context.Context, m *managedRun) (err error) {
-			m.plan, err = r.rollOut(ctx, m.sc, m.obs)
+			m.plan, err = r.rollOut(ctx, m)
 			m.drain = append(m.drain, m.plan.Drain...)
 			return err
 		}),
@@ -191,19 +204,24 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 	if err := r.List(ctx, &running, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
 		return nil, err
 	}
+	var removed []poolView
 	for i := range running.Items {
 		sts := &running.Items[i]
 		pool := sts.Labels[managed.PoolLabel]
 		j := slices.IndexFunc(sc.Spec.Managed.NodePools, func(p v1alpha1.NodePool) bool { return p.Name == pool })
-		if j < 0 || ptr.Deref(sts.Spec.Replicas, 0) <= sc.Spec.Managed.NodePools[j].Replicas {
-			continue
+		switch {
+		case j < 0 && metav1.IsControlledBy(sts, sc):
+			removed = append(removed, poolView{name: pool, sts: sts, removed: true, clusterManager: sts.Labels[managed.ClusterManagerLabel] == "true",
+				data: sts.Labels[managed.DataLabel] == "true", persistent: len(sts.Spec.VolumeClaimTemplates) > 0})
+		case j >= 0 && ptr.Deref(sts.Spec.Replicas, 0) > sc.Spec.Managed.NodePools[j].Replicas:
+			// Shrinking: its nodes leave one at a time (removeNodes). The cache may not
+			// have seen the last removal yet, and a stale count would bring a removed node
+			// back.
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
+				return nil, err
+			}
+			live.Replicas[pool] = ptr.Deref(sts.Spec.Replicas, 0)
 		}
-		// Shrinking: its nodes leave one at a time (removeNodes). The cache may not have
-		// seen the last removal yet, and a stale count would bring a removed node back.
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
-			return nil, err
-		}
-		live.Replicas[pool] = ptr.Deref(sts.Spec.Replicas, 0)
 	}
 	pools, svc, err := managed.Objects(sc, live)
 	if err != nil {
@@ -226,16 +244,7 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 		views = append(views, poolView{name: spec.Name, sts: p.StatefulSet, clusterManager: managed.IsClusterManager(spec),
 			data: slices.Contains(spec.Roles, v1alpha1.RoleData), persistent: spec.Storage != nil, wanted: int(spec.Replicas)})
 	}
-	for i := range running.Items {
-		sts := &running.Items[i]
-		pool := sts.Labels[managed.PoolLabel]
-		if slices.ContainsFunc(sc.Spec.Managed.NodePools, func(p v1alpha1.NodePool) bool { return p.Name == pool }) || !metav1.IsControlledBy(sts, sc) {
-			continue
-		}
-		views = append(views, poolView{name: pool, sts: sts, removed: true, clusterManager: sts.Labels[managed.ClusterManagerLabel] == "true",
-			data: sts.Labels[managed.DataLabel] == "true", persistent: len(sts.Spec.VolumeClaimTemplates) > 0})
-	}
-	return views, nil
+	return append(views, removed...), nil
 }
 
 // applyDisruptionBudget keeps the cluster's budget to its health (one voluntary
@@ -449,7 +458,8 @@ func ordinal(podName string) int {
 
 // rollOut deletes the outdated pods the predicates allow; their StatefulSet recreates them
 // on the new revision.
-func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.SearchCluster, obs poolObservation) (rollout.Plan, error) {
+func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (rollout.Plan, error) {
+	sc, obs := m.sc, m.obs
 	pending, available := 0, obs.missing == 0
 	for _, p := range obs.pods {
 		if p.Outdated && !p.Leaving {
@@ -482,7 +492,7 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, sc *v1alpha1.Sear
 		Missing:        obs.missing,
 		MaxUnavailable: int(max(sc.Spec.Managed.UpdateStrategy.MaxUnavailable, 1)),
 		VersionUpgrade: obs.upgrade,
-		Health:         r.health().Health(ctx, sc),
+		Health:         r.clusterHealth(ctx, m),
 		Draining:       sc.Status.DrainingNodes,
 	})
 	if restartsReadyPod(plan, obs.pods) {

@@ -40,8 +40,7 @@ func (r *SearchClusterReconciler) removeNodes(ctx context.Context, m *managedRun
 		sc.Status.ScaleDown = nil
 		return nil
 	}
-	health := r.health().Health(ctx, sc)
-	removal := rollout.NextRemoval(rollout.State{Pods: m.obs.pods, Missing: m.obs.missing, Health: health}, *node)
+	removal := rollout.NextRemoval(rollout.State{Pods: m.obs.pods, Missing: m.obs.missing, Health: r.clusterHealth(ctx, m)}, *node)
 	sc.Status.ScaleDown = &v1alpha1.ScaleDownStatus{Node: node.Name, Phase: string(removal.Action), Message: removal.Message}
 	switch removal.Action {
 	case rollout.RemovalDrain:

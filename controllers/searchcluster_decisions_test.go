@@ -168,7 +168,7 @@ func TestRollOutStep(t *testing.T) {
 		s.Status.AllocationRestricted = tc.restricted
 		r := reconcilerWith(&tc.f, podObj("vectors-data-0"), podObj("vectors-data-1"), podObj("vectors-data-2"))
 		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
-		plan, err := r.rollOut(context.Background(), s, poolObservation{pods: tc.pods})
+		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: tc.pods}})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

@@ -154,6 +154,11 @@ func check(s State, c Pod, chosen []Pod, plan *Plan) (string, string) {
 	return "", ""
 }
 
+// terminating says whether the pod of node is being deleted.
+func (s State) terminating(node string) bool {
+	return slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == node && p.Terminating })
+}
+
 func names(pods []Pod) []string {
 	out := make([]string, len(pods))
 	for i, p := range pods {
@@ -238,19 +243,11 @@ func requireStartedReplica(s State, c Pod, _ []Pod, plan *Plan) string {
 		return "" // unknown; cluster_health holds ready pods, and an unready one serves nothing
 	}
 	var moving, sole []string
-	terminating := func(node string) bool {
-		for _, p := range s.Pods {
-			if p.Name == node {
-				return p.Terminating
-			}
-		}
-		return false
-	}
 	for _, sh := range copiesOn(s.Health.Shards, c.Name) {
 		switch {
 		case sh.State == "INITIALIZING" || sh.State == "RELOCATING":
 			moving = append(moving, shardID(sh))
-		case sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, func(n string) bool { return n == c.Name || terminating(n) }):
+		case sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, func(n string) bool { return n == c.Name || s.terminating(n) }):
 			sole = append(sole, shardID(sh))
 		}
 	}
@@ -334,7 +331,7 @@ func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
 	}
 	alive := 0
 	for _, n := range v.Voters {
-		if n != c.Name && slices.Contains(v.Joined, n) && !slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == n && p.Terminating }) {
+		if n != c.Name && slices.Contains(v.Joined, n) && !s.terminating(n) {
 			alive++
 		}
 	}
