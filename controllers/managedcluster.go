@@ -299,8 +299,10 @@ func (r *SearchClusterReconciler) apply(ctx context.Context, sc *v1alpha1.Search
 // A pod its pool no longer wants (ordinal at or above the spec's replicas, or of a removed
 // pool) is leaving.
 func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1.SearchCluster, pools []poolView) (poolObservation, error) {
+	// Read past the cache: a pod deleted by the last reconcile can still look ready and
+	// running in it, and a restart decided on that would take down a second copy.
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
 		return poolObservation{}, err
 	}
 	obs := poolObservation{settled: true, cpu: map[string]string{}}

@@ -159,6 +159,22 @@ func (s State) terminating(node string) bool {
 	return slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == node && p.Terminating })
 }
 
+// gone says which nodes do not count as keeping a copy while c restarts with chosen: c and
+// chosen themselves, pods being deleted, and — when c is ready — pods that are not ready.
+// A node can rejoin and start its copies seconds before its readiness probe passes;
+// until Kubernetes calls it ready it is not counted on, so a ready pod never goes down
+// while the only other started copy of one of its shards is on a pod that is down too.
+// A pod that is not ready is judged against every node still running, so a cluster whose
+// every pod a bad configuration made unready can still roll to a fix.
+func (s State) gone(c Pod, chosen []Pod) func(string) bool {
+	return func(node string) bool {
+		if node == c.Name || slices.ContainsFunc(chosen, func(p Pod) bool { return p.Name == node }) {
+			return true
+		}
+		return slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == node && (p.Terminating || c.Ready && !p.Ready) })
+	}
+}
+
 func names(pods []Pod) []string {
 	out := make([]string, len(pods))
 	for i, p := range pods {
@@ -223,49 +239,61 @@ func shardID(sh Shard) string { return sh.Index + "/" + sh.Shard }
 
 // startedElsewhere: another started copy of sh is on a node outside gone.
 func startedElsewhere(shards []Shard, sh Shard, gone func(string) bool) bool {
-	for _, o := range shards {
-		if o.Index == sh.Index && o.Shard == sh.Shard && o.Node != sh.Node && o.State == "STARTED" && !gone(o.Node) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(shards, func(o Shard) bool {
+		return sameShard(o, sh) && o.Node != sh.Node && o.State == "STARTED" && !gone(o.Node)
+	})
 }
 
+// onlyCopy: sh has no other copy in the cluster, in any state (an index without replicas).
+func onlyCopy(shards []Shard, sh Shard) bool {
+	return !slices.ContainsFunc(shards, func(o Shard) bool { return sameShard(o, sh) && o.Node != sh.Node })
+}
+
+func sameShard(a, b Shard) bool { return a.Index == b.Index && a.Shard == b.Shard }
+
 // requireStartedReplica, in any health: a pod restarts only when every shard copy it holds
-// has another started copy on a node that stays, and none of its copies is moving (a
-// recovery onto it or a relocation off it would be thrown away). A shard whose only copy
-// is on the pod (no replicas) is moved off first in a green cluster — the pod is drained,
-// then restarted empty. With no other data node to move to, a pod whose data is on a
-// persistent volume restarts (the copy comes back with it, unavailable meanwhile); one on
-// an emptyDir never does.
+// has another started copy on a node that stays (see gone), and none of its copies is
+// moving (a recovery onto it or a relocation off it would be thrown away). A copy whose
+// other copies are not started, or are on pods that are down or going down, waits for
+// them. A shard whose only copy is on the pod (no replicas) is moved off first in a green
+// cluster — the pod is drained, then restarted empty. With no other data node to move to,
+// a pod whose data is on a persistent volume restarts (the copy comes back with it,
+// unavailable meanwhile); one on an emptyDir never does.
 func requireStartedReplica(s State, c Pod, _ []Pod, plan *Plan) string {
 	if s.Health.Status == "" {
 		return "" // unknown; cluster_health holds ready pods, and an unready one serves nothing
 	}
-	var moving, sole []string
+	var moving, waiting, sole []string
 	for _, sh := range copiesOn(s.Health.Shards, c.Name) {
 		switch {
 		case sh.State == "INITIALIZING" || sh.State == "RELOCATING":
 			moving = append(moving, shardID(sh))
-		case sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, func(n string) bool { return n == c.Name || s.terminating(n) }):
+		case sh.State != "STARTED" || startedElsewhere(s.Health.Shards, sh, s.gone(c, nil)):
+		case onlyCopy(s.Health.Shards, sh):
 			sole = append(sole, shardID(sh))
+		default:
+			waiting = append(waiting, shardID(sh))
 		}
 	}
 	if len(moving) > 0 {
 		return "shard copies are moving to or from it: " + strings.Join(moving, ", ")
 	}
-	if len(sole) == 0 {
+	if len(waiting)+len(sole) == 0 {
 		return ""
 	}
-	copies := strings.Join(sole, ", ")
-	if !otherDataNode(s, c) {
+	others, ready := otherDataPods(s, c)
+	if others == 0 {
 		if c.Persistent {
 			return ""
 		}
-		return "it holds the only copy of " + copies + ", no other data node can take it, and its data folder is an emptyDir: a restart would lose it (give the pool storage or add a data node)"
+		return "it holds the only copy of " + strings.Join(append(sole, waiting...), ", ") + ", no other data node can take it, and its data folder is an emptyDir: a restart would lose it (give the pool storage or add a data node)"
 	}
-	if s.Health.Status != "green" {
-		return "it holds the only started copy of " + copies + "; waiting for the other copies to recover"
+	if len(waiting) > 0 {
+		return "it holds the only started copy of " + strings.Join(waiting, ", ") + " on a pod that stays up; waiting for the other copies to recover"
+	}
+	copies := strings.Join(sole, ", ")
+	if s.Health.Status != "green" || ready == 0 {
+		return "it holds the only copy of " + copies + "; it drains when the cluster is green and another data node is ready"
 	}
 	// One node drains at a time: each drain moves a node's worth of shards.
 	for _, d := range append(slices.Clone(plan.Drain), s.Draining...) {
@@ -277,14 +305,18 @@ func requireStartedReplica(s State, c Pod, _ []Pod, plan *Plan) string {
 	return "it holds the only copy of " + copies + ": moving its shards to other nodes before it restarts"
 }
 
-// otherDataNode: a data node other than c stays up to take c's shards.
-func otherDataNode(s State, c Pod) bool {
+// otherDataPods counts the data pods other than c that stay in the cluster (not leaving),
+// and those of them that are ready and not being deleted, which can take c's shards now.
+func otherDataPods(s State, c Pod) (others, ready int) {
 	for _, p := range s.Pods {
-		if p.Data && p.Name != c.Name && p.Ready && !p.Terminating && !p.Leaving {
-			return true
+		if p.Data && p.Name != c.Name && !p.Leaving {
+			others++
+			if p.Ready && !p.Terminating {
+				ready++
+			}
 		}
 	}
-	return false
+	return others, ready
 }
 
 // sameShards: two pods holding copies of one shard never restart in the same step when
@@ -294,9 +326,8 @@ func sameShards(s State, c Pod, chosen []Pod, _ *Plan) string {
 	if len(chosen) == 0 || s.Health.Status == "" {
 		return ""
 	}
-	gone := func(n string) bool { return n == c.Name || slices.Contains(names(chosen), n) }
 	for _, sh := range copiesOn(s.Health.Shards, c.Name) {
-		if sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, gone) {
+		if sh.State == "STARTED" && !startedElsewhere(s.Health.Shards, sh, s.gone(c, chosen)) {
 			return fmt.Sprintf("it shares shard %s with %s, which restarts in this step", shardID(sh), strings.Join(names(chosen), ", "))
 		}
 	}

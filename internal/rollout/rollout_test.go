@@ -140,7 +140,34 @@ func TestDecide(t *testing.T) {
 			}}
 			upToDate(s, "c-data-2")
 		}), restart: "c-data-0", blockedBy: "require_started_replica",
-			reason: "c-data-1: it holds the only started copy of vec/0; waiting for the other copies to recover"},
+			reason: "c-data-1: it holds the only started copy of vec/0 on a pod that stays up; waiting for the other copies to recover"},
+		{name: "a node back in the cluster is not counted on before its pod is ready", state: cluster(func(s *State) {
+			s.MaxUnavailable = 2
+			replicated(s)
+			upToDate(s, "c-data-2")
+			pod(s, "c-data-2").Ready = false // rejoined, its copies started, the readiness probe not yet passed
+		}), restart: "c-cm-2", blockedBy: "require_started_replica",
+			reason: "c-data-1: it holds the only started copy of vec/1 on a pod that stays up; waiting for the other copies to recover"},
+		{name: "the other copy on a pod being deleted: wait, never drain", state: cluster(func(s *State) {
+			s.MaxUnavailable = 2
+			replicated(s)
+			upToDate(s, "c-data-2")
+			pod(s, "c-data-2").Terminating = true
+		}), restart: "c-cm-2", blockedBy: "require_started_replica",
+			reason: "c-data-1: it holds the only started copy of vec/1 on a pod that stays up; waiting for the other copies to recover"},
+		{name: "pods a bad configuration made unready count on each other and roll to a fix", state: cluster(func(s *State) {
+			s.Health.Status = "yellow"
+			replicated(s)
+			for _, n := range []string{"c-data-0", "c-data-1", "c-data-2"} {
+				pod(s, n).Ready = false
+			}
+		}), restart: "c-data-2", blockedBy: "do_not_restart_pods_with_same_shards",
+			reason: "c-data-1: it shares shard vec/1 with c-data-2, which restarts in this step"},
+		{name: "the only data node with an unassigned replica restarts on a volume", state: cluster(func(s *State) {
+			s.Pods = s.Pods[:4]
+			s.Health.Status = "yellow"
+			s.Health.Shards = []Shard{started("vec", "0", "c-data-0", true), {Index: "vec", Shard: "0", State: "UNASSIGNED"}}
+		}), restart: "c-data-0", blockedBy: "max_unavailable"},
 		{name: "a ready cluster manager waits while another voter is out of the cluster", state: cluster(func(s *State) {
 			upToDate(s, "c-data-0", "c-data-1", "c-data-2")
 			s.Health.Voting.Joined = []string{"c-cm-1", "c-cm-2"}

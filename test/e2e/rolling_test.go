@@ -79,7 +79,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	time.Sleep(20 * time.Second)
 	phases := load.stop()
 	colours, unanswered, red := health.stop()
-	mostDown := pods.stop()
+	mostDown, downAtMost := pods.stop()
 
 	t.Logf("rolling restart of %d nodes (maxUnavailable 2) took %s; health samples %v (%d unanswered); at most %d pods down at once",
 		pool.Replicas, took.Round(time.Second), colours, unanswered, mostDown)
@@ -96,7 +96,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		t.Errorf("the cluster was red in %d health samples: %v", colours["red"], red)
 	}
 	if mostDown > 1 {
-		t.Errorf("%d pods down at once: pods holding copies of the same shard restarted together", mostDown)
+		t.Errorf("%d pods down at once (%s): pods holding copies of the same shard were down together", mostDown, strings.Join(downAtMost, ", "))
 	}
 }
 
@@ -505,7 +505,11 @@ func watchHealth(base string) *healthWatch {
 					}
 				}
 				manager, _ := sandbox.Get(base + "/_cat/cluster_manager?h=node")
-				red = fmt.Sprintf("+%s (cluster manager %s): %s", time.Since(started).Round(time.Second), strings.TrimSpace(manager), strings.Join(unstarted, "; "))
+				// Which nodes are in the cluster and for how long tells a node that left from
+				// one that restarted.
+				nodes, _ := sandbox.Get(base + "/_cat/nodes?h=name,uptime")
+				red = fmt.Sprintf("+%s (cluster manager %s; nodes %s): %s", time.Since(started).Round(time.Second), strings.TrimSpace(manager),
+					strings.Join(strings.Fields(nodes), " "), strings.Join(unstarted, "; "))
 			}
 			h.mu.Lock()
 			if err != nil {
@@ -539,8 +543,10 @@ func (h *healthWatch) stop() (map[string]int, int, []string) {
 // missing) every 250 ms.
 type podWatch struct {
 	mostDown int
-	done     chan struct{}
-	stopped  chan struct{}
+	// downAtMost names the pods that were down when mostDown was first seen.
+	downAtMost []string
+	done       chan struct{}
+	stopped    chan struct{}
 }
 
 func watchPods(sc *v1alpha1.SearchCluster) *podWatch {
@@ -551,14 +557,24 @@ func watchPods(sc *v1alpha1.SearchCluster) *podWatch {
 		for {
 			var pods corev1.PodList
 			if err := k8s.List(context.Background(), &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err == nil {
-				up := 0
+				up, down := 0, []string{}
 				for i := range pods.Items {
 					p := &pods.Items[i]
-					if p.DeletionTimestamp == nil && managed.PodReady(p) {
+					switch {
+					case p.DeletionTimestamp != nil:
+						down = append(down, p.Name+" (terminating)")
+					case !managed.PodReady(p):
+						down = append(down, p.Name+" (not ready)")
+					default:
 						up++
 					}
 				}
-				w.mostDown = max(w.mostDown, want-up)
+				if missing := want - len(pods.Items); missing > 0 {
+					down = append(down, fmt.Sprintf("%d not created", missing))
+				}
+				if want-up > w.mostDown {
+					w.mostDown, w.downAtMost = want-up, down
+				}
 			}
 			select {
 			case <-w.done:
@@ -570,8 +586,8 @@ func watchPods(sc *v1alpha1.SearchCluster) *podWatch {
 	return w
 }
 
-func (w *podWatch) stop() int {
+func (w *podWatch) stop() (int, []string) {
 	close(w.done)
 	<-w.stopped
-	return w.mostDown
+	return w.mostDown, w.downAtMost
 }
