@@ -32,8 +32,9 @@ import (
 )
 
 // startS3Node starts a real S3 server with a bucket and a node whose default S3 client
-// points at it; it returns the node's client and URL.
-func startS3Node(t *testing.T, name, bucket string) (*opensearch.Client, string) {
+// points at it, with extraConfig appended to its opensearch.yml; it returns the node's
+// client and URL.
+func startS3Node(t *testing.T, name, bucket, extraConfig string) (*opensearch.Client, string) {
 	t.Helper()
 	root := testsupport.Root(t)
 	s3, err := devenv.StartS3(root, name)
@@ -46,7 +47,7 @@ func startS3Node(t *testing.T, name, bucket string) (*opensearch.Client, string)
 		t.Fatalf("creating bucket %s: %v %v", bucket, err, resp)
 	}
 	node, err := devenv.StartNode(root, name, devenv.NodeOptions{
-		ExtraConfig: devenv.S3ClientConfig(s3.URL),
+		ExtraConfig: devenv.S3ClientConfig(s3.URL) + extraConfig,
 		Keystore:    map[string]string{"s3.client.default.access_key": "k", "s3.client.default.secret_key": "s"},
 	})
 	if err != nil {
@@ -73,7 +74,7 @@ func (e *env) policySnapshots(policy string) []v1alpha1.VectorSnapshot {
 // snapshot with it.
 func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 	e := startOperator(t)
-	osClient, url := startS3Node(t, "ctl-keep-backups", "kept")
+	osClient, url := startS3Node(t, "ctl-keep-backups", "kept", "")
 	e.cluster("vectors", url)
 	source := luceneIndex(e, "source")
 	source.Spec.Shards = 1
@@ -325,7 +326,7 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 		err := e.k8s.Status().Update(e.ctx, interrupted)
 		return err == nil, fmt.Sprint(err)
 	})
-	if err := osClient.Restore(t.Context(), repo, "two-shards", source.Spec.IndexName, interrupted.Spec.IndexName); err != nil {
+	if err := osClient.Restore(t.Context(), repo, "two-shards", source.Spec.IndexName, interrupted.Spec.IndexName, false); err != nil {
 		t.Fatal(err)
 	}
 	if owner := liveIndex(t, osClient, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(source.UID) {

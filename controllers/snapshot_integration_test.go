@@ -26,7 +26,7 @@ import (
 // new VectorIndex: the same document count and the same top-10 for 50 fixed queries.
 func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 	e := startOperator(t)
-	osClient, url := startS3Node(t, "ctl-snapshot", "vectors-snapshots")
+	osClient, url := startS3Node(t, "ctl-snapshot", "vectors-snapshots", "")
 	e.cluster("vectors", url)
 
 	source := luceneIndex(e, "source")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,7 +79,8 @@ type indexAPI interface {
 	CreateSnapshot(ctx context.Context, repo, snap string, indices []string, metadata map[string]any) error
 	GetSnapshot(ctx context.Context, repo, snap string) (opensearch.SnapshotInfo, error)
 	DeleteSnapshot(ctx context.Context, repo, snap string) error
-	Restore(ctx context.Context, repo, snap, source, target string) error
+	Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool) error
+	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
 	SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error)
 	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
 }
@@ -164,6 +166,12 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (tim
 		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
 	case stepErr == nil:
 		msg := fmt.Sprintf("index %s matches the spec", run.name)
+		if st.Storage == v1alpha1.StorageRemoteSnapshot {
+			msg = fmt.Sprintf("index %s is a read-only searchable snapshot", run.name)
+			if len(st.FixedSettings) > 0 {
+				msg += "; settings it keeps from the snapshot instead of the spec's: " + strings.Join(st.FixedSettings, ", ")
+			}
+		}
 		if st.Health == "yellow" {
 			msg += "; health yellow: some replicas are unassigned"
 		}
@@ -244,6 +252,12 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 	}
 	switch owner, _ := live.Meta[indexspec.MetaUID].(string); {
 	case owner == run.owner.UID:
+	case run.restoredRemoteSnapshot(live):
+		// A searchable snapshot cannot take our _meta (read-only); it is ours by the restore
+		// status records. Recorded before its UUID: the restore was interrupted, finish it.
+		if st.IndexUUID == "" {
+			return r.takeRestored(ctx, run, *st.Restore)
+		}
 	case owner == "":
 		if err := r.adopt(ctx, run, live); err != nil {
 			return err
@@ -310,11 +324,16 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 	if shards != int(run.vi.Spec.Shards) {
 		return &conflictError{msg: fmt.Sprintf("index %s in snapshot %s/%s has %d shards, spec.shards is %d: nothing was restored", src.Index, src.Repository, src.Snapshot, shards, run.vi.Spec.Shards)}
 	}
+	if run.vi.Spec.IsRemoteSnapshot() {
+		if err := requireWarmNodes(ctx, run.osClient); err != nil {
+			return err
+		}
+	}
 	run.vi.Status.Restore = &src
 	if err := r.Status().Update(ctx, run.vi); err != nil {
 		return err
 	}
-	if err := run.osClient.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name); err != nil {
+	if err := run.osClient.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name, run.vi.Spec.IsRemoteSnapshot()); err != nil {
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonRestoreFailed, "Restore", "restoring %s from %s/%s: %v", src.Index, src.Repository, src.Snapshot, err)
 		return err
 	}
@@ -347,6 +366,37 @@ func (r *VectorIndexReconciler) restoreSource(ctx context.Context, run *indexRun
 	return src, nil
 }
 
+// requireWarmNodes refuses a searchable-snapshot restore while no node can hold its shards:
+// OpenSearch would accept it and leave the index red.
+func requireWarmNodes(ctx context.Context, osClient indexAPI) error {
+	nodes, err := osClient.FileCacheNodes(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(nodes, opensearch.FileCacheNode.ServesRemoteSnapshots) {
+		return &reasonError{reason: v1alpha1.ReasonNoWarmNodes, transient: true,
+			message: "no node has the warm role (search in OpenSearch 2.x) with a file cache to serve a RemoteSnapshot index; nothing was restored (add a node pool with role warm)"}
+	}
+	return nil
+}
+
+// restoredRemoteSnapshot says the live index is the searchable snapshot this object's
+// recorded restore created: OpenSearch names the same repository and snapshot, and it is
+// the index status records (or none is recorded yet).
+func (run *indexRun) restoredRemoteSnapshot(live *opensearch.Index) bool {
+	rec, st := run.vi.Status.Restore, run.vi.Status
+	return rec != nil && run.vi.Spec.IsRemoteSnapshot() && indexspec.Storage(live.Settings) == v1alpha1.StorageRemoteSnapshot &&
+		live.Settings["index.searchable_snapshot.repository"] == rec.Repository &&
+		live.Settings["index.searchable_snapshot.snapshot_id.name"] == rec.Snapshot &&
+		(st.IndexUUID == "" || st.IndexUUID == live.UUID)
+}
+
+// owns says the live index is this object's.
+func (run *indexRun) owns(live *opensearch.Index) bool {
+	owner, _ := live.Meta[indexspec.MetaUID].(string)
+	return owner == run.owner.UID || run.restoredRemoteSnapshot(live)
+}
+
 // restoreInterrupted says the live index is the one this object's recorded restore
 // created: status records the restore, no index was taken yet, and OpenSearch says the
 // index's shards came from that snapshot.
@@ -370,11 +420,22 @@ func (r *VectorIndexReconciler) takeRestored(ctx context.Context, run *indexRun,
 	if err != nil {
 		return err
 	}
-	if len(diff.Conflicts) > 0 {
-		return &conflictError{msg: fmt.Sprintf("index %s restored from %s/%s does not match the spec: %s", run.name, src.Repository, src.Snapshot, strings.Join(diff.Conflicts, "; "))}
+	problems := diff.Conflicts
+	remote := run.vi.Spec.IsRemoteSnapshot()
+	if remote {
+		// A searchable snapshot takes no new field.
+		for name := range diff.Missing {
+			problems = append(problems, name+": declared, the snapshot's index lacks it and a RemoteSnapshot index is read-only")
+		}
+		sort.Strings(problems)
 	}
-	if err := run.osClient.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
-		return err
+	if len(problems) > 0 {
+		return &conflictError{msg: fmt.Sprintf("index %s restored from %s/%s does not match the spec: %s", run.name, src.Repository, src.Snapshot, strings.Join(problems, "; "))}
+	}
+	if !remote {
+		if err := run.osClient.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
+			return err
+		}
 	}
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonRestored, "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, src.Repository, src.Snapshot, src.Index)
 	run.vi.Status.IndexUUID = live.UUID
@@ -435,6 +496,10 @@ func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *index
 			delete(diff, k)
 		}
 	}
+	run.vi.Status.FixedSettings = nil
+	if indexspec.Storage(run.live.Settings) == v1alpha1.StorageRemoteSnapshot {
+		diff, run.vi.Status.FixedSettings = indexspec.SplitRemoteSnapshot(diff)
+	}
 	if len(diff) == 0 {
 		return nil
 	}
@@ -452,6 +517,9 @@ func (r *VectorIndexReconciler) convergeSettings(ctx context.Context, run *index
 }
 
 func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) error {
+	if run.vi.Spec.IsRemoteSnapshot() {
+		return nil // read-only; admission keeps its fields as restored (takeRestored checked them)
+	}
 	diff, err := mappingDiff(run, run.live)
 	if err != nil {
 		return err
@@ -482,6 +550,7 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	st := &run.vi.Status
 	st.Health, st.DocsCount, st.Segments, st.StoreSizeBytes = stats.Health, stats.DocsCount, stats.Segments, stats.StoreSizeBytes
 	st.ConcurrentSearchMode = run.live.Settings[indexspec.SettingConcurrentMode]
+	st.Storage = indexspec.Storage(run.live.Settings)
 	// Unset reads as 0, OpenSearch's default.
 	st.MaxSliceCount = 0
 	if v, err := strconv.ParseInt(run.live.Settings[indexspec.SettingMaxSliceCount], 10, 32); err == nil {
@@ -557,7 +626,7 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 	if err != nil {
 		return err
 	}
-	if owner, _ := live.Meta[indexspec.MetaUID].(string); owner != run.owner.UID {
+	if !run.owns(live) {
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s is not managed by this object; left in place", run.name)
 		return nil
 	}
@@ -574,9 +643,12 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexDeleted, "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
 		return nil
 	}
-	// Retain: release ownership so another VectorIndex can adopt the index later.
-	if err := run.osClient.PutMeta(ctx, run.name, map[string]any{}); err != nil {
-		return err
+	// Retain: release ownership so another VectorIndex can adopt the index later (a
+	// searchable snapshot never carried it).
+	if !run.vi.Spec.IsRemoteSnapshot() {
+		if err := run.osClient.PutMeta(ctx, run.name, map[string]any{}); err != nil {
+			return err
+		}
 	}
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s retained (deletionPolicy Retain)", run.name)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,10 @@ type fakeIndexes struct {
 	metas    int
 	settings []map[string]any
 	mappings []map[string]any
+	// snapshotShards answers SnapshotIndexShards when set; nodes answers FileCacheNodes.
+	snapshotShards int
+	nodes          []opensearch.FileCacheNode
+	restores       int
 }
 
 var errNotFaked = errors.New("not faked")
@@ -64,11 +69,18 @@ func (f *fakeIndexes) GetSnapshot(context.Context, string, string) (opensearch.S
 	return opensearch.SnapshotInfo{}, errNotFaked
 }
 func (f *fakeIndexes) DeleteSnapshot(context.Context, string, string) error { return errNotFaked }
-func (f *fakeIndexes) Restore(context.Context, string, string, string, string) error {
+func (f *fakeIndexes) Restore(context.Context, string, string, string, string, bool) error {
+	f.restores++
 	return errNotFaked
 }
 func (f *fakeIndexes) SnapshotIndexShards(context.Context, string, string, string) (int, error) {
+	if f.snapshotShards > 0 {
+		return f.snapshotShards, nil
+	}
 	return 0, errNotFaked
+}
+func (f *fakeIndexes) FileCacheNodes(context.Context) ([]opensearch.FileCacheNode, error) {
+	return f.nodes, nil
 }
 func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, error) {
 	return "", "", errNotFaked
@@ -218,4 +230,102 @@ func TestAddFields(t *testing.T) {
 	if err := r.addFields(context.Background(), run); !errors.As(err, &conflict) || len(f.mappings) != 0 {
 		t.Errorf("a changed dimension: %v, %d mapping writes; want a conflict and none", err, len(f.mappings))
 	}
+}
+
+// remoteSnapshotSpec is testIndexSpec restored as a searchable snapshot of backups/nightly.
+func remoteSnapshotSpec() *v1alpha1.VectorIndex {
+	vi := testIndexSpec()
+	vi.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Storage: v1alpha1.StorageRemoteSnapshot}
+	return vi
+}
+
+// remoteSnapshotOf is the live searchable snapshot OpenSearch makes of vi's index from
+// backups/nightly: the original's _meta owner, store type remote_snapshot.
+func remoteSnapshotOf(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
+	idx := liveIndexOf(t, vi, "uid-original")
+	idx.Settings["index.store.type"] = "remote_snapshot"
+	idx.Settings["index.searchable_snapshot.repository"] = "backups"
+	idx.Settings["index.searchable_snapshot.snapshot_id.name"] = "nightly"
+	return idx
+}
+
+// TestRemoteSnapshotIndex: a searchable snapshot is restored only when a node can serve
+// it; it is this object's by the restore status records (its _meta, the original's, cannot
+// be written), never when it is another index of the same name; of its settings only
+// replicas are written and the rest are reported as kept from the snapshot.
+func TestRemoteSnapshotIndex(t *testing.T) {
+	ctx := context.Background()
+	r := &VectorIndexReconciler{Recorder: events.NewFakeRecorder(10)}
+
+	t.Run("no warm node: nothing restored", func(t *testing.T) {
+		vi := remoteSnapshotSpec()
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}, snapshotShards: 2,
+			nodes: []opensearch.FileCacheNode{{Name: "n0", Roles: []string{"cluster_manager", "data"}}}}
+		err := r.ensureIndex(ctx, indexRunFor(vi, f))
+		if f := classify(err); f.reason != v1alpha1.ReasonNoWarmNodes || !f.transient {
+			t.Errorf("%v: reason %s transient %v, want %s and retried", err, f.reason, f.transient, v1alpha1.ReasonNoWarmNodes)
+		}
+		if f.restores != 0 || vi.Status.Restore != nil {
+			t.Errorf("%d restores, status.restore %+v; want none", f.restores, vi.Status.Restore)
+		}
+	})
+
+	for _, tc := range []struct {
+		name       string
+		statusUUID string
+		conflict   bool
+	}{
+		{"restore interrupted before its UUID was recorded: taken without a _meta write", "", false},
+		{"the index status records: ours", "uuid-live", false},
+		{"another index of that name restored from the same snapshot: not ours", "uuid-earlier", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vi := remoteSnapshotSpec()
+			vi.Status.Restore = &v1alpha1.RestoreStatus{Repository: "backups", Snapshot: "nightly", Index: "docs-v1"}
+			vi.Status.IndexUUID = tc.statusUUID
+			f := &fakeIndexes{indexes: map[string]*opensearch.Index{"docs-v1": remoteSnapshotOf(t, vi)}}
+			run := indexRunFor(vi, f)
+			err := r.ensureIndex(ctx, run)
+			var conflict *conflictError
+			if errors.As(err, &conflict) != tc.conflict || (!tc.conflict && err != nil) {
+				t.Fatalf("%v, want conflict %v", err, tc.conflict)
+			}
+			if f.metas != 0 {
+				t.Errorf("%d _meta writes to a read-only index", f.metas)
+			}
+			if !tc.conflict && vi.Status.IndexUUID != "uuid-live" {
+				t.Errorf("status.indexUUID %q, want uuid-live", vi.Status.IndexUUID)
+			}
+		})
+	}
+
+	t.Run("a local restore of the same index is not taken for one", func(t *testing.T) {
+		vi := remoteSnapshotSpec()
+		vi.Status.Restore = &v1alpha1.RestoreStatus{Repository: "backups", Snapshot: "nightly", Index: "docs-v1"}
+		live := remoteSnapshotOf(t, vi)
+		delete(live.Settings, "index.store.type")
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{"docs-v1": live}}
+		var conflict *conflictError
+		if err := r.ensureIndex(ctx, indexRunFor(vi, f)); !errors.As(err, &conflict) {
+			t.Errorf("%v, want a conflict", err)
+		}
+	})
+
+	t.Run("only replicas are written; the rest is reported", func(t *testing.T) {
+		vi := remoteSnapshotSpec()
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}}
+		run := indexRunFor(vi, f)
+		run.live = remoteSnapshotOf(t, vi)
+		run.live.Settings["index.number_of_replicas"] = "0"
+		delete(run.live.Settings, "index.refresh_interval")
+		if err := r.convergeSettings(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.settings) != 1 || len(f.settings[0]) != 1 || f.settings[0]["index.number_of_replicas"] != "1" {
+			t.Errorf("settings writes %v, want one of index.number_of_replicas=1 only", f.settings)
+		}
+		if want := []string{"index.refresh_interval=1s"}; !slices.Equal(vi.Status.FixedSettings, want) {
+			t.Errorf("status.fixedSettings %v, want %v", vi.Status.FixedSettings, want)
+		}
+	})
 }

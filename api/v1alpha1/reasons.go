@@ -77,6 +77,8 @@ const (
 	// ReasonScalingDown: nodes a shrinking or removed pool no longer wants are drained and
 	// removed one at a time.
 	ReasonScalingDown = "ScalingDown"
+	// ReasonNoWarmNodes: a RemoteSnapshot index waits for a node with the warm role.
+	ReasonNoWarmNodes = "NoWarmNodes"
 	// ReasonNodeRemoved: a drained node's pod was removed (event).
 	ReasonNodeRemoved = "NodeRemoved"
 	// ReasonNodeDraining: a node is excluded from shard allocation so its shards move

@@ -193,6 +193,8 @@ type ClusterNetworkPolicy struct {
 // NodePool is a StatefulSet of OpenSearch nodes.
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.managed.nodePools[].storage cannot be added to or removed from an existing pool: a StatefulSet cannot change its volume claims; add a new pool instead",fieldPath=".storage"
 // +kubebuilder:validation:XValidation:rule="!('search' in self.roles) || self.roles.all(r, r == 'search')",message="spec.managed.nodePools[].roles: the search role cannot be combined with other roles",fieldPath=".roles"
+// +kubebuilder:validation:XValidation:rule="('warm' in self.roles) == has(self.fileCacheSize)",message="spec.managed.nodePools[].fileCacheSize is required with the warm role (OpenSearch refuses to start a warm node without node.search.cache.size) and only with it",fieldPath=".fileCacheSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.fileCacheSize) || !has(self.additionalConfig) || !('node.search.cache.size' in self.additionalConfig)",message="spec.managed.nodePools[].additionalConfig must not set node.search.cache.size when fileCacheSize does",fieldPath=".additionalConfig"
 type NodePool struct {
 	// name of the pool; pods are named <cluster>-<pool>-<ordinal>.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -226,6 +228,12 @@ type NodePool struct {
 	// is lost when a pod is replaced: for benchmarks and development only.
 	// +optional
 	Storage *PoolStorage `json:"storage,omitempty"`
+
+	// fileCacheSize is the disk a warm node gives its file cache, which holds what queries
+	// read of searchable snapshots (RemoteSnapshot indexes); it lives on the data volume
+	// (node.search.cache.size). Required with the warm role.
+	// +optional
+	FileCacheSize *resource.Quantity `json:"fileCacheSize,omitempty"`
 
 	// jvm sets the heap and extra JVM options.
 	// +optional

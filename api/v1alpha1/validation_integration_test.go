@@ -286,6 +286,15 @@ func TestInvalidSearchClustersAreRefused(t *testing.T) {
 		{"unknown role", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Roles = []v1alpha1.NodeRole{"data", "ml"} }), []string{"spec.managed.nodePools[1].roles[1]", "Unsupported value"}},
 		{"search role mixed", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Roles = []v1alpha1.NodeRole{"data", "search"} }), []string{"spec.managed.nodePools[1].roles", "search role cannot be combined"}},
 		{"unknown simd", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].SIMD = "sse4" }), []string{"spec.managed.nodePools[1].simd", "Unsupported value"}},
+		{"warm without a file cache", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Roles = append(m.NodePools[1].Roles, "warm") }),
+			[]string{"spec.managed.nodePools[1].fileCacheSize", "required with the warm role"}},
+		{"a file cache without warm", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].FileCacheSize = ptr.To(resource.MustParse("5Gi")) }),
+			[]string{"spec.managed.nodePools[1].fileCacheSize", "only with it"}},
+		{"file cache set twice", managed(func(m *v1alpha1.ManagedCluster) {
+			m.NodePools[1].Roles = append(m.NodePools[1].Roles, "warm")
+			m.NodePools[1].FileCacheSize = ptr.To(resource.MustParse("5Gi"))
+			m.NodePools[1].AdditionalConfig = map[string]string{"node.search.cache.size": "1gb"}
+		}), []string{"spec.managed.nodePools[1].additionalConfig", "node.search.cache.size"}},
 		{"zero replicas", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].Replicas = -1 }), []string{"spec.managed.nodePools[1].replicas"}},
 		{"bad heap", managed(func(m *v1alpha1.ManagedCluster) { m.NodePools[1].JVM = &v1alpha1.JVMOptions{Heap: "4GB"} }), []string{"spec.managed.nodePools[1].jvm.heap"}},
 		{"owned setting knn.faiss.avx512.disabled", managed(func(m *v1alpha1.ManagedCluster) {
@@ -683,4 +692,89 @@ func TestInvalidBenchmarkRunsAreRefused(t *testing.T) {
 	}
 	r.Spec.Clients = []int32{8}
 	expectRefused(t, c.Update(context.Background(), r), []string{"spec", "immutable"})
+}
+
+// TestRemoteSnapshotIndexAdmission: a searchable snapshot is read-only and is its snapshot:
+// what would need a write to the index, or would turn it into another kind of index, is
+// refused with a message naming the field; what OpenSearch lets it change is allowed.
+func TestRemoteSnapshotIndexAdmission(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	remote := func() *v1alpha1.VectorIndex {
+		vi := validIndex()
+		vi.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Storage: v1alpha1.StorageRemoteSnapshot}
+		return vi
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+		want   []string
+	}{
+		{"autotuned", func(v *v1alpha1.VectorIndex) { v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto} }, []string{"spec.tuning", "RemoteSnapshot"}},
+		{"final snapshot", func(v *v1alpha1.VectorIndex) {
+			v.Spec.DeletionPolicy, v.Spec.SnapshotRepository = v1alpha1.DeletionPolicySnapshot, "backups"
+		}, []string{"spec.deletionPolicy", "already is a snapshot"}},
+		{"unknown storage", func(v *v1alpha1.VectorIndex) { v.Spec.RestoreFrom.Storage = "Frozen" }, []string{"spec.restoreFrom.storage"}},
+	} {
+		t.Run("create/"+tc.name, func(t *testing.T) {
+			vi := remote()
+			tc.mutate(vi)
+			expectRefused(t, c.Create(ctx, vi), tc.want)
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		start  func() *v1alpha1.VectorIndex
+		mutate func(*v1alpha1.VectorIndex)
+		want   []string
+	}{
+		{"field added", remote, func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields = append(v.Spec.Fields, field("title_vec", 32, "float", "l2", "lucene", "hnsw"))
+		}, []string{"spec.fields", "read-only"}},
+		{"extra mapping added", remote, func(v *v1alpha1.VectorIndex) {
+			v.Spec.ExtraMappings = map[string]v1alpha1.MappingProperty{"title": {JSON: apiextensionsv1.JSON{Raw: []byte(`{"type":"text"}`)}}}
+		}, []string{"spec.fields", "extraMappings", "read-only"}},
+		{"another snapshot", remote, func(v *v1alpha1.VectorIndex) { v.Spec.RestoreFrom.Snapshot = "weekly" }, []string{"spec.restoreFrom", "is that snapshot"}},
+		{"made local", remote, func(v *v1alpha1.VectorIndex) { v.Spec.RestoreFrom.Storage = v1alpha1.StorageLocal }, []string{"spec.restoreFrom", "storage is immutable"}},
+		{"restoreFrom removed", remote, func(v *v1alpha1.VectorIndex) { v.Spec.RestoreFrom = nil }, []string{"spec.restoreFrom", "immutable"}},
+		{"a local index made remote", validIndex, func(v *v1alpha1.VectorIndex) {
+			v.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly", Storage: v1alpha1.StorageRemoteSnapshot}
+		}, []string{"spec.restoreFrom", "storage is immutable"}},
+	} {
+		t.Run("update/"+tc.name, func(t *testing.T) {
+			vi := tc.start()
+			if err := c.Create(ctx, vi); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(vi)
+			expectRefused(t, c.Update(ctx, vi), tc.want)
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+	}{
+		{"replicas", func(v *v1alpha1.VectorIndex) { v.Spec.Replicas = 2 }},
+		{"refresh (reported as kept from the snapshot)", func(v *v1alpha1.VectorIndex) { v.Spec.RefreshInterval = "30s" }},
+		{"deletion policy", func(v *v1alpha1.VectorIndex) { v.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete }},
+	} {
+		t.Run("allowed/"+tc.name, func(t *testing.T) {
+			vi := remote()
+			if err := c.Create(ctx, vi); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(vi)
+			if err := c.Update(ctx, vi); err != nil {
+				t.Fatalf("allowed change refused: %v", err)
+			}
+		})
+	}
+	local := validIndex()
+	local.Spec.RestoreFrom = &v1alpha1.RestoreSource{Repository: "backups", Snapshot: "nightly"}
+	if err := c.Create(ctx, local); err != nil {
+		t.Fatal(err)
+	}
+	if local.Spec.RestoreFrom.Storage != v1alpha1.StorageLocal {
+		t.Errorf("restoreFrom.storage defaults to %q, want %s", local.Spec.RestoreFrom.Storage, v1alpha1.StorageLocal)
+	}
 }

@@ -21,6 +21,11 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.fields.all(f, !has(f.method.parameters) || !has(f.method.parameters.efSearch) || self.fields.all(g, !has(g.method.parameters) || !has(g.method.parameters.efSearch) || g.method.parameters.efSearch == f.method.parameters.efSearch))",message="spec.fields[*].method.parameters.efSearch must be equal on every field: OpenSearch applies ef_search to the whole index",fieldPath=".fields"
 // +kubebuilder:validation:XValidation:rule="!has(self.extraMappings) || self.fields.all(f, !(f.name in self.extraMappings))",message="spec.extraMappings must not define a field that spec.fields declares",fieldPath=".extraMappings"
 // +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Snapshot' || has(self.snapshotRepository)",message="spec.snapshotRepository is required when spec.deletionPolicy is Snapshot",fieldPath=".snapshotRepository"
+// +kubebuilder:validation:XValidation:rule="(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') == (has(oldSelf.restoreFrom) && has(oldSelf.restoreFrom.storage) && oldSelf.restoreFrom.storage == 'RemoteSnapshot')",message="spec.restoreFrom.storage is immutable: a RemoteSnapshot index is served from its snapshot and never becomes a local index, nor a local one a RemoteSnapshot (restore with a new VectorIndex)",fieldPath=".restoreFrom"
+// +kubebuilder:validation:XValidation:rule="!(has(oldSelf.restoreFrom) && has(oldSelf.restoreFrom.storage) && oldSelf.restoreFrom.storage == 'RemoteSnapshot') || (has(self.restoreFrom) && self.restoreFrom == oldSelf.restoreFrom)",message="spec.restoreFrom of a RemoteSnapshot index is immutable: the index is that snapshot",fieldPath=".restoreFrom"
+// +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || (self.fields == oldSelf.fields && has(self.extraMappings) == has(oldSelf.extraMappings) && (!has(self.extraMappings) || self.extraMappings == oldSelf.extraMappings))",message="spec.fields and spec.extraMappings of a RemoteSnapshot index are immutable: a searchable snapshot is read-only",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || !has(self.tuning) || self.tuning.mode != 'Auto'",message="spec.tuning.mode Auto needs a writable index; a RemoteSnapshot index refuses slice settings",fieldPath=".tuning"
+// +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || !has(self.deletionPolicy) || self.deletionPolicy != 'Snapshot'",message="spec.deletionPolicy Snapshot is refused for a RemoteSnapshot index: its data already is a snapshot (use Delete or Retain)",fieldPath=".deletionPolicy"
 type VectorIndexSpec struct {
 	// clusterRef names the SearchCluster, in the same namespace, that holds the index.
 	// Immutable: moving an index between clusters is a snapshot and a restore.
@@ -282,6 +287,30 @@ type RestoreSource struct {
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._-]*$`
 	Index string `json:"index,omitempty"`
+	// storage: Local copies the snapshot's files onto the data nodes' disks, and the index
+	// is managed as usual afterwards; RemoteSnapshot serves the index straight from the
+	// repository (a searchable snapshot): its shards live on nodes with the warm role
+	// (search in OpenSearch 2.x), which fetch what queries read into their file cache. A
+	// RemoteSnapshot index is read-only: no documents, no mapping change, and of its
+	// settings only replicas can change. Immutable.
+	// +optional
+	// +kubebuilder:default=Local
+	// +kubebuilder:validation:Enum=Local;RemoteSnapshot
+	Storage string `json:"storage,omitempty"`
+}
+
+// Where an index's data lives (spec.restoreFrom.storage, status.storage).
+const (
+	StorageLocal          = "Local"
+	StorageRemoteSnapshot = "RemoteSnapshot"
+	// StorageRemoteStore: a local index whose segments and translog are also written to
+	// the cluster's remote store.
+	StorageRemoteStore = "RemoteStore"
+)
+
+// IsRemoteSnapshot says the spec restores the index as a searchable snapshot.
+func (s *VectorIndexSpec) IsRemoteSnapshot() bool {
+	return s.RestoreFrom != nil && s.RestoreFrom.Storage == StorageRemoteSnapshot
 }
 
 // RestoreStatus is a restore the operator started.
@@ -410,6 +439,15 @@ type VectorIndexStatus struct {
 	// maxSliceCount is index.search.concurrent.max_slice_count as applied.
 	// +optional
 	MaxSliceCount int32 `json:"maxSliceCount,omitempty"`
+	// storage is where the index's data lives, as OpenSearch reports it: Local,
+	// RemoteSnapshot (index.store.type remote_snapshot, read-only) or RemoteStore
+	// (index.remote_store.enabled).
+	// +optional
+	Storage string `json:"storage,omitempty"`
+	// fixedSettings are settings the spec declares that the index cannot take because it
+	// is a read-only searchable snapshot: they keep the snapshot's values.
+	// +optional
+	FixedSettings []string `json:"fixedSettings,omitempty"`
 	// restore is the restore the operator started, recorded before it asked OpenSearch,
 	// so that a restore interrupted before the index was marked as this object's is
 	// resumed rather than taken for someone else's index.
@@ -434,6 +472,7 @@ type VectorIndexStatus struct {
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
 // +kubebuilder:printcolumn:name="Docs",type=integer,JSONPath=`.status.docsCount`
 // +kubebuilder:printcolumn:name="Slices",type=integer,JSONPath=`.status.maxSliceCount`
+// +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VectorIndex struct {

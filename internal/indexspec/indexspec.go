@@ -6,6 +6,7 @@ package indexspec
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,11 +36,11 @@ const (
 
 // SliceSettings put a tuned slice setting in force, in vectorpilot's slice encoding: 1 =
 // concurrent search off, 0 = Lucene's default slicing, N >= 2 = at most N slices.
-func SliceSettings(slices int) map[string]string {
-	if slices == 1 {
+func SliceSettings(count int) map[string]string {
+	if count == 1 {
 		return map[string]string{SettingConcurrentMode: "none", SettingMaxSliceCount: "0"}
 	}
-	return map[string]string{SettingConcurrentMode: "all", SettingMaxSliceCount: strconv.Itoa(slices)}
+	return map[string]string{SettingConcurrentMode: "all", SettingMaxSliceCount: strconv.Itoa(count)}
 }
 
 // DynamicSettings are the index settings that converge on a live index, as the flat string
@@ -102,6 +103,40 @@ func SettingsDiff(desired, live map[string]string) map[string]any {
 		}
 	}
 	return diff
+}
+
+// remoteSnapshotWritable are the settings of ours OpenSearch lets a searchable snapshot
+// (index.store.type remote_snapshot) change; its update-settings action refuses every
+// other one ("remote index is read-only").
+var remoteSnapshotWritable = []string{"index.number_of_replicas"}
+
+// SplitRemoteSnapshot splits a settings diff for a searchable snapshot into what can be
+// written and the keys that keep the snapshot's value, sorted.
+func SplitRemoteSnapshot(diff map[string]any) (writable map[string]any, fixed []string) {
+	for k, v := range diff {
+		if slices.Contains(remoteSnapshotWritable, k) {
+			if writable == nil {
+				writable = map[string]any{}
+			}
+			writable[k] = v
+			continue
+		}
+		fixed = append(fixed, fmt.Sprintf("%s=%v", k, v))
+	}
+	sort.Strings(fixed)
+	return writable, fixed
+}
+
+// Storage is where a live index's data lives, from its settings.
+func Storage(settings map[string]string) string {
+	switch {
+	case settings["index.store.type"] == "remote_snapshot":
+		return v1alpha1.StorageRemoteSnapshot
+	case settings["index.remote_store.enabled"] == "true":
+		return v1alpha1.StorageRemoteStore
+	default:
+		return v1alpha1.StorageLocal
+	}
 }
 
 // FieldMapping is the knn_vector mapping of one field.

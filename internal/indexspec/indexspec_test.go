@@ -3,6 +3,7 @@ package indexspec
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,5 +181,41 @@ func TestDottedExtraMappingsMatchTheObjectsOpenSearchStores(t *testing.T) {
 	want := map[string]any{"properties": map[string]any{"born": map[string]any{"type": "date"}, "name": map[string]any{"type": "keyword"}}}
 	if !reflect.DeepEqual(d.Missing["author"], want) || d.Missing["author.name"] != nil {
 		t.Errorf("missing author is %v, want the object %v", d.Missing["author"], want)
+	}
+}
+
+func TestSplitRemoteSnapshot(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		diff     map[string]any
+		writable map[string]any
+		fixed    []string
+	}{
+		{"nothing to do", nil, nil, nil},
+		{"replicas are written", map[string]any{"index.number_of_replicas": "1"}, map[string]any{"index.number_of_replicas": "1"}, nil},
+		{"the rest keeps the snapshot's value", map[string]any{"index.number_of_replicas": "2", "index.refresh_interval": "30s", "index.knn.algo_param.ef_search": "64"},
+			map[string]any{"index.number_of_replicas": "2"}, []string{"index.knn.algo_param.ef_search=64", "index.refresh_interval=30s"}},
+	} {
+		writable, fixed := SplitRemoteSnapshot(tc.diff)
+		if !reflect.DeepEqual(writable, tc.writable) || !slices.Equal(fixed, tc.fixed) {
+			t.Errorf("%s: writable %v fixed %v, want %v %v", tc.name, writable, fixed, tc.writable, tc.fixed)
+		}
+	}
+}
+
+func TestStorage(t *testing.T) {
+	for settings, want := range map[string]string{
+		"":                                 v1alpha1.StorageLocal,
+		"index.store.type=remote_snapshot": v1alpha1.StorageRemoteSnapshot,
+		"index.remote_store.enabled=true":  v1alpha1.StorageRemoteStore,
+		"index.remote_store.enabled=false": v1alpha1.StorageLocal,
+	} {
+		live := map[string]string{}
+		if k, v, ok := strings.Cut(settings, "="); ok {
+			live[k] = v
+		}
+		if got := Storage(live); got != want {
+			t.Errorf("%q: %s, want %s", settings, got, want)
+		}
 	}
 }

@@ -172,6 +172,9 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 			settings["search.concurrent.max_slice_count"] = fmt.Sprint(*n)
 		}
 	}
+	if p.FileCacheSize != nil {
+		settings["node.search.cache.size"] = fmt.Sprintf("%db", p.FileCacheSize.Value())
+	}
 	for k, v := range p.AdditionalConfig {
 		settings[k] = v
 	}

@@ -68,6 +68,28 @@ func TestConfig(t *testing.T) {
 	}
 }
 
+// TestWarmPoolConfig: a warm pool's file cache size goes to node.search.cache.size in
+// bytes (a warm node refuses to start without it); other pools have none.
+func TestWarmPoolConfig(t *testing.T) {
+	sc := sample()
+	pool := sc.Spec.Managed.NodePools[1]
+	pool.Roles = append(pool.Roles, v1alpha1.RoleWarm)
+	pool.FileCacheSize = ptr.To(resource.MustParse("20Gi"))
+	for p, want := range map[*v1alpha1.NodePool]any{&pool: "21474836480b", &sc.Spec.Managed.NodePools[1]: nil} {
+		cfg, err := Config(sc, *p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := yaml.Unmarshal([]byte(cfg), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got["node.search.cache.size"] != want {
+			t.Errorf("roles %v: node.search.cache.size %v, want %v", p.Roles, got["node.search.cache.size"], want)
+		}
+	}
+}
+
 func toString(v any) string {
 	switch x := v.(type) {
 	case []any:

@@ -112,10 +112,15 @@ func (c *Client) DeleteSnapshot(ctx context.Context, repo, snap string) error {
 }
 
 // Restore starts restoring index source of a snapshot under the name target.
-func (c *Client) Restore(ctx context.Context, repo, snap, source, target string) error {
+func (c *Client) Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool) error {
 	body := map[string]any{
 		"indices": source, "include_global_state": false, "include_aliases": false,
 		"rename_pattern": "^" + regexpQuote(source) + "$", "rename_replacement": target,
+	}
+	if remoteSnapshot {
+		// A searchable snapshot: the shards read the repository through the file cache of
+		// warm nodes instead of copying the files.
+		body["storage_type"] = "remote_snapshot"
 	}
 	return c.do(ctx, http.MethodPost, "/_snapshot/"+url.PathEscape(repo)+"/"+url.PathEscape(snap)+"/_restore", body, nil)
 }

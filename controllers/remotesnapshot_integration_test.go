@@ -1,0 +1,203 @@
+package controllers_test
+
+import (
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+// warmNodeConfig makes the local node able to serve searchable snapshots: in OpenSearch
+// 3.x the warm role (search must stand alone) with a file cache.
+const warmNodeConfig = "node.roles: [cluster_manager, data, ingest, warm]\nnode.search.cache.size: 512mb\n"
+
+// TestSearchableSnapshotServesFromS3: 20,000 lucene vectors are snapshotted to the real S3
+// server, the index is deleted and a VectorIndex restores it as a RemoteSnapshot: the same
+// top 10 for 50 fixed queries, served from S3 through the node's file cache, read-only
+// (writes refused by OpenSearch, field changes by admission), status saying so. It logs
+// query latency after a file cache clear and warm next to the local index's, the file cache
+// in use and the local disk each index takes.
+func TestSearchableSnapshotServesFromS3(t *testing.T) {
+	e := startOperator(t)
+	const node = "ctl-searchable"
+	osClient, url := startS3Node(t, node, "searchable", warmNodeConfig)
+	e.cluster("vectors", url)
+
+	source := luceneIndex(e, "source")
+	e.create(source)
+	e.waitIndexReady(source)
+	base, queries := dataset.Generate(dataset.Spec{Count: 20000, Queries: 50, Dim: 32, Seed: 21})
+	ingest(t, osClient, source.Spec.IndexName, base)
+	if err := osClient.ForceMerge(t.Context(), source.Spec.IndexName, 1); err != nil {
+		t.Fatal(err)
+	}
+	want, err := bench.SearchIDs(t.Context(), osClient, source.Spec.IndexName, "embedding", queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := latencies(t, osClient, source.Spec.IndexName, queries, nil)
+	localDisk := indexDiskBytes(t, node, liveIndex(t, osClient, source.Spec.IndexName).UUID)
+
+	if err := osClient.PutRepository(t.Context(), "searchable", "s3", map[string]any{"bucket": "searchable", "base_path": e.ns}); err != nil {
+		t.Fatal(err)
+	}
+	snap := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "source-snap", Namespace: e.ns},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "searchable", Indices: []string{source.Name}}}
+	e.create(snap)
+	e.waitCondition(snap, func() []metav1.Condition { return snap.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "SnapshotSucceeded", 120*time.Second)
+	if err := e.k8s.Delete(e.ctx, source); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(60*time.Second, func() (bool, string) {
+		_, err := osClient.GetIndex(t.Context(), source.Spec.IndexName)
+		return opensearch.IsNotFound(err), fmt.Sprintf("index %s: %v", source.Spec.IndexName, err)
+	})
+
+	served := luceneIndex(e, "served")
+	served.Spec.RestoreFrom = &v1alpha1.RestoreSource{SnapshotRef: &v1alpha1.LocalObjectReference{Name: snap.Name}, Index: source.Spec.IndexName,
+		Storage: v1alpha1.StorageRemoteSnapshot}
+	e.create(served)
+	e.waitIndexReady(served)
+	live := liveIndex(t, osClient, served.Spec.IndexName)
+	if live.Settings["index.store.type"] != "remote_snapshot" || served.Status.Storage != v1alpha1.StorageRemoteSnapshot {
+		t.Fatalf("index.store.type %q, status.storage %q; want remote_snapshot, %s", live.Settings["index.store.type"], served.Status.Storage, v1alpha1.StorageRemoteSnapshot)
+	}
+	if served.Status.DocsCount != int64(base.Len()) {
+		t.Errorf("status.docsCount %d, want %d", served.Status.DocsCount, base.Len())
+	}
+
+	restoredDisk, restoredCache := indexDiskBytes(t, node, live.UUID), fileCacheUsed(t, osClient)
+	cold := latencies(t, osClient, served.Spec.IndexName, queries, func() { clearFileCache(t, url) })
+	clearedCache := fileCacheUsed(t, osClient)
+	warm := latencies(t, osClient, served.Spec.IndexName, queries, nil)
+	got, err := bench.SearchIDs(t.Context(), osClient, served.Spec.IndexName, "embedding", queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			differ++
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d of %d top-10s differ from the local index's", differ, len(want))
+	}
+	servedCache, servedDisk := fileCacheUsed(t, osClient), indexDiskBytes(t, node, live.UUID)
+	t.Logf("%d vectors × 32 dims, 2 shards, 50 queries, top 10: %d of %d differ", base.Len(), differ, len(want))
+	for _, l := range []struct {
+		name string
+		h    *hdrhistogram.Histogram
+	}{{"local index", local}, {"remote snapshot, each query after a file cache clear", cold}, {"remote snapshot, warm", warm}} {
+		t.Logf("%-54s p50 %5.1f ms  p90 %5.1f ms", l.name, float64(l.h.ValueAtQuantile(50))/1000, float64(l.h.ValueAtQuantile(90))/1000)
+	}
+	if servedCache == 0 {
+		t.Error("the node's file cache is empty after queries on the searchable snapshot")
+	}
+	// Opening the shards fetched their files whole at this size, and a clear evicts only
+	// what no open file pins: the "after a clear" figures are not reads from S3.
+	t.Logf("file cache used: %d bytes after the restore, %d after a clear, %d after the queries", restoredCache, clearedCache, servedCache)
+	t.Logf("local disk: local index %d bytes; remote snapshot %d bytes after the restore, %d after the queries (what they read, cached)",
+		localDisk, restoredDisk, servedDisk)
+
+	// Read-only: OpenSearch refuses documents; admission refuses a new field, and a
+	// setting the snapshot keeps is reported, not written.
+	if err := osClient.Bulk(t.Context(), []byte(`{"index":{"_index":"`+served.Spec.IndexName+`","_id":"x"}}`+"\n"+`{"title":"new"}`+"\n")); err == nil {
+		t.Error("a document was written to the searchable snapshot")
+	}
+	served.Spec.Fields = append(served.Spec.Fields, v1alpha1.VectorField{Name: "more", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene",
+		Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}})
+	if err := e.k8s.Update(e.ctx, served); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "RemoteSnapshot index are immutable") {
+		t.Errorf("a field added to a RemoteSnapshot index: %v, want refused at admission", err)
+	}
+	e.update(served, func() { served.Spec.RefreshInterval = "30s"; served.Spec.Replicas = 1 })
+	e.eventually(60*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(served), served); err != nil {
+			return false, err.Error()
+		}
+		live := liveIndex(t, osClient, served.Spec.IndexName)
+		return slices.Contains(served.Status.FixedSettings, "index.refresh_interval=30s") && live.Settings["index.number_of_replicas"] == "1" &&
+				served.Status.ObservedGeneration == served.Generation,
+			fmt.Sprintf("fixedSettings %v, replicas %s", served.Status.FixedSettings, live.Settings["index.number_of_replicas"])
+	})
+	if v := liveIndex(t, osClient, served.Spec.IndexName).Settings["index.refresh_interval"]; v == "30s" {
+		t.Error("refresh_interval was written to the searchable snapshot")
+	}
+}
+
+// latencies runs each query once, after before (when given), and records its round trip.
+func latencies(t *testing.T, c *opensearch.Client, index string, queries dataset.Vectors, before func()) *hdrhistogram.Histogram {
+	t.Helper()
+	h := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+	for q := 0; q < queries.Len(); q++ {
+		if before != nil {
+			before()
+		}
+		start := time.Now()
+		if _, err := c.Search(t.Context(), index, opensearch.KNNQuery("embedding", queries.At(q), 10)); err != nil {
+			t.Fatal(err)
+		}
+		_ = h.RecordValue(time.Since(start).Microseconds())
+	}
+	return h
+}
+
+// fileCacheUsed is the bytes of the node's file cache in use.
+func fileCacheUsed(t *testing.T, c *opensearch.Client) int64 {
+	t.Helper()
+	nodes, err := c.FileCacheNodes(t.Context())
+	if err != nil || len(nodes) != 1 || nodes[0].UsedBytes == nil {
+		t.Fatalf("file cache of the node: %+v, %v", nodes, err)
+	}
+	return *nodes[0].UsedBytes
+}
+
+// clearFileCache empties the node's file cache, so the next query reads from S3.
+func clearFileCache(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Post(url+"/_cache/clear?file=true", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("clearing the file cache: %s", resp.Status)
+	}
+}
+
+// indexDiskBytes is the size of the files under the index's folders on the local node (its
+// shard folders, and for a searchable snapshot also its file cache folder).
+func indexDiskBytes(t *testing.T, node, uuid string) int64 {
+	t.Helper()
+	var total int64
+	root := filepath.Join(testsupport.Root(t), "bin", "run", "opensearch-"+node, "data")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.Contains(path, string(filepath.Separator)+uuid+string(filepath.Separator)) {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			total += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
