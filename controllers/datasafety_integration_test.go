@@ -42,10 +42,7 @@ func startS3Node(t *testing.T, name, bucket, extraConfig string) (*opensearch.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s3.Stop() })
-	req, _ := http.NewRequest(http.MethodPut, s3.URL+"/"+bucket, nil)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("creating bucket %s: %v %v", bucket, err, resp)
-	}
+	createBucket(t, s3.URL, bucket)
 	node, err := devenv.StartNode(root, name, devenv.NodeOptions{
 		ExtraConfig: devenv.S3ClientConfig(s3.URL) + extraConfig,
 		Keystore:    map[string]string{"s3.client.default.access_key": "k", "s3.client.default.secret_key": "s"},
@@ -55,6 +52,20 @@ func startS3Node(t *testing.T, name, bucket, extraConfig string) (*opensearch.Cl
 	}
 	t.Cleanup(func() { _ = node.Destroy() })
 	return osClient(t, node.URL), node.URL
+}
+
+// createBucket creates a bucket on the S3 server.
+func createBucket(t *testing.T, s3URL, bucket string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, s3URL+"/"+bucket, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("creating bucket %s: %v", bucket, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("creating bucket %s: %s", bucket, resp.Status)
+	}
 }
 
 func (e *env) policySnapshots(policy string) []v1alpha1.VectorSnapshot {

@@ -36,7 +36,13 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	e := startOperator(t)
 	const node = "ctl-searchable"
 	osClient, url := startS3Node(t, node, "searchable", warmNodeConfig)
-	e.cluster("vectors", url)
+	sc := e.cluster("vectors", url)
+	e.eventually(60*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		fc := sc.Status.FileCache
+		return fc != nil && fc.Nodes == 1 && fc.TotalBytes == 512<<20 && sc.Status.RemoteStore == nil,
+			fmt.Sprintf("status.fileCache %+v, remoteStore %+v; want one node's 512mb cache, not remote-backed", fc, sc.Status.RemoteStore)
+	})
 
 	source := luceneIndex(e, "source")
 	e.create(source)

@@ -59,6 +59,7 @@ type clusterAPI interface {
 	Info(ctx context.Context) (opensearch.ClusterInfo, error)
 	PluginVersion(ctx context.Context, name string) (string, error)
 	NodeVariants(ctx context.Context) ([]opensearch.NodeVariant, error)
+	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
 	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
 	PersistentClusterSetting(ctx context.Context, key string) (string, error)
 	PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error
@@ -161,6 +162,9 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	if sc.Status.ClusterUUID == "" && info.UUID != "" && info.UUID != "_na_" {
 		sc.Status.ClusterUUID = info.UUID
 	}
+	if err := observeStorage(ctx, osClient, sc); err != nil {
+		return fail(err)
+	}
 	switch {
 	case knn == "":
 		return probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonKNNPluginMissing, message: "no node of the cluster has the k-NN plugin"}
@@ -169,6 +173,41 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	}
 	return probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled,
 		message: fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health)}
+}
+
+// observeStorage reads whether the cluster is remote-backed (its nodes' remote store
+// attributes) and the file cache of its warm nodes into status.
+func observeStorage(ctx context.Context, osClient clusterAPI, sc *v1alpha1.SearchCluster) error {
+	nodes, err := osClient.NodeVariants(ctx)
+	if err != nil {
+		return err
+	}
+	sc.Status.RemoteStore = nil
+	for _, n := range nodes {
+		if repos := opensearch.RemoteStoreOf(n.Attributes); repos.Segment != "" {
+			sc.Status.RemoteStore = &v1alpha1.ClusterRemoteStore{SegmentRepository: repos.Segment, TranslogRepository: repos.Translog, StateRepository: repos.State}
+			break
+		}
+	}
+	caches, err := osClient.FileCacheNodes(ctx)
+	if err != nil {
+		return err
+	}
+	sc.Status.FileCache = nil
+	for _, n := range caches {
+		if n.TotalBytes == nil {
+			continue
+		}
+		if sc.Status.FileCache == nil {
+			sc.Status.FileCache = &v1alpha1.FileCacheStatus{}
+		}
+		sc.Status.FileCache.Nodes++
+		sc.Status.FileCache.TotalBytes += *n.TotalBytes
+		if n.UsedBytes != nil {
+			sc.Status.FileCache.UsedBytes += *n.UsedBytes
+		}
+	}
+	return nil
 }
 
 // SetupWithManager registers the reconciler.

@@ -43,6 +43,9 @@ func (f *fakeCluster) PluginVersion(context.Context, string) (string, error) {
 func (f *fakeCluster) NodeVariants(context.Context) ([]opensearch.NodeVariant, error) {
 	return f.nodes, f.nodesErr
 }
+func (f *fakeCluster) FileCacheNodes(context.Context) ([]opensearch.FileCacheNode, error) {
+	return nil, nil
+}
 func (f *fakeCluster) Shards(context.Context) ([]opensearch.ShardCopy, error) { return nil, nil }
 func (f *fakeCluster) PersistentClusterSetting(context.Context, string) (string, error) {
 	return f.allocation, nil

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,6 +82,9 @@ type indexAPI interface {
 	DeleteSnapshot(ctx context.Context, repo, snap string) error
 	Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool) error
 	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
+	RemoteStoreStats(ctx context.Context, index string) (opensearch.RemoteStoreStats, error)
+	RestoreFromRemoteStore(ctx context.Context, index string) error
+	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
 	SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error)
 	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
 }
@@ -131,12 +135,13 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		benchmarking: r.benchmarking(ctx, &vi),
 	}
 	out := steps.Run(ctx, run, []steps.Step[*indexRun]{
-		steps.Fallible("resolve cluster", r.resolveCluster),     // SearchCluster → client
-		steps.Fallible("ensure index", r.ensureIndex),           // create, adopt, or Degraded/Conflict
-		steps.Fallible("tune", r.tune),                          // Auto: benchmark + live load → slice count
-		steps.Fallible("converge settings", r.convergeSettings), // dynamic settings only; diff → one PUT
-		steps.Fallible("add fields", r.addFields),               // new vector and extra fields
-		steps.Fallible("observe", r.observe),                    // health, docs, segments → status
+		steps.Fallible("resolve cluster", r.resolveCluster),                   // SearchCluster → client
+		steps.Fallible("ensure index", r.ensureIndex),                         // create, adopt, or Degraded/Conflict
+		steps.Fallible("tune", r.tune),                                        // Auto: benchmark + live load → slice count
+		steps.Fallible("converge settings", r.convergeSettings),               // dynamic settings only; diff → one PUT
+		steps.Fallible("add fields", r.addFields),                             // new vector and extra fields
+		steps.Fallible("observe", r.observe),                                  // health, docs, segments → status
+		steps.Fallible("recover from remote store", r.recoverFromRemoteStore), // red remote-backed: lost primaries back
 	})
 	redFor, retry := r.recordOutcome(run, out.Err)
 	recordReadiness(&vi)
@@ -551,6 +556,9 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	st.Health, st.DocsCount, st.Segments, st.StoreSizeBytes = stats.Health, stats.DocsCount, stats.Segments, stats.StoreSizeBytes
 	st.ConcurrentSearchMode = run.live.Settings[indexspec.SettingConcurrentMode]
 	st.Storage = indexspec.Storage(run.live.Settings)
+	if err := observeRemoteStore(ctx, run); err != nil {
+		return err
+	}
 	// Unset reads as 0, OpenSearch's default.
 	st.MaxSliceCount = 0
 	if v, err := strconv.ParseInt(run.live.Settings[indexspec.SettingMaxSliceCount], 10, 32); err == nil {
@@ -569,6 +577,59 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	} else {
 		run.progressing = ""
 	}
+	return nil
+}
+
+// observeRemoteStore reads a remote-backed index's upload lag into status; other indexes
+// have none.
+func observeRemoteStore(ctx context.Context, run *indexRun) error {
+	st := &run.vi.Status
+	if st.Storage != v1alpha1.StorageRemoteStore {
+		st.RemoteStore = nil
+		return nil
+	}
+	stats, err := run.osClient.RemoteStoreStats(ctx, run.name)
+	if err != nil {
+		return err
+	}
+	var last *metav1.Time
+	if st.RemoteStore != nil {
+		last = st.RemoteStore.LastRestore
+	}
+	st.RemoteStore = &v1alpha1.IndexRemoteStoreStatus{RefreshLagMillis: stats.RefreshLagMillis, BytesLag: stats.BytesLag, FailedUploads: stats.FailedUploads, LastRestore: last}
+	return nil
+}
+
+// recoverFromRemoteStore gives a remote-backed index its lost primaries back: once it has
+// been red past the grace (a node that left may come back with its copies), the unassigned
+// primaries are restored from the remote store, which holds every acknowledged write. Only
+// unassigned primaries are restored; nothing is deleted.
+func (r *VectorIndexReconciler) recoverFromRemoteStore(ctx context.Context, run *indexRun) error {
+	st := &run.vi.Status
+	red := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded)
+	if st.Storage != v1alpha1.StorageRemoteStore || st.Health != "red" || red == nil || red.Status != metav1.ConditionTrue ||
+		red.Reason != v1alpha1.ReasonIndexHealthRed || time.Since(red.LastTransitionTime.Time) < r.Options.IndexRedGrace {
+		return nil
+	}
+	shards, err := run.osClient.Shards(ctx)
+	if err != nil {
+		return err
+	}
+	var lost []string
+	for _, sh := range shards {
+		if sh.Index == run.name && sh.PriRep == "p" && sh.State == "UNASSIGNED" {
+			lost = append(lost, sh.Shard)
+		}
+	}
+	if len(lost) == 0 {
+		return nil // recovering already
+	}
+	if err := run.osClient.RestoreFromRemoteStore(ctx, run.name); err != nil {
+		return err
+	}
+	st.RemoteStore.LastRestore = ptr.To(metav1.Now())
+	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonRestoredFromRemoteStore, "Recover",
+		"index %s: restoring lost primaries of shards %s from the remote store", run.name, strings.Join(lost, ", "))
 	return nil
 }
 

@@ -82,6 +82,13 @@ func (f *fakeIndexes) SnapshotIndexShards(context.Context, string, string, strin
 func (f *fakeIndexes) FileCacheNodes(context.Context) ([]opensearch.FileCacheNode, error) {
 	return f.nodes, nil
 }
+func (f *fakeIndexes) RemoteStoreStats(context.Context, string) (opensearch.RemoteStoreStats, error) {
+	return opensearch.RemoteStoreStats{}, errNotFaked
+}
+func (f *fakeIndexes) RestoreFromRemoteStore(context.Context, string) error { return errNotFaked }
+func (f *fakeIndexes) Shards(context.Context) ([]opensearch.ShardCopy, error) {
+	return nil, errNotFaked
+}
 func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, error) {
 	return "", "", errNotFaked
 }

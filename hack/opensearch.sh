@@ -8,6 +8,8 @@
 # Each node has its own folder under bin/run/opensearch-NAME (config, data, log, pid, ports).
 # Settings appended to opensearch.yml: the file named by OPENSEARCH_EXTRA_CONFIG, if set.
 # Secure settings (keystore): key=value lines in the file named by OPENSEARCH_KEYSTORE, if set.
+# start waits for health yellow; OPENSEARCH_WAIT_FOR=http waits only for an HTTP answer (a
+# node whose indexes are red, e.g. after losing its data, until they are restored).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -92,7 +94,9 @@ wait_ready() {
       tail -n 40 "$run/opensearch.log" >&2
       die "node $name exited during start-up (log: $run/opensearch.log)"
     fi
-    if curl -fsS "$(url)/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then return 0; fi
+    if [ "${OPENSEARCH_WAIT_FOR:-yellow}" = http ]; then
+      curl -fsS "$(url)/" >/dev/null 2>&1 && return 0
+    elif curl -fsS "$(url)/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then return 0; fi
     sleep 1
   done
   tail -n 40 "$run/opensearch.log" >&2

@@ -77,6 +77,9 @@ const (
 	// ReasonScalingDown: nodes a shrinking or removed pool no longer wants are drained and
 	// removed one at a time.
 	ReasonScalingDown = "ScalingDown"
+	// ReasonRestoredFromRemoteStore: a remote-backed index's lost primaries were restored
+	// from the remote store (event).
+	ReasonRestoredFromRemoteStore = "RestoredFromRemoteStore"
 	// ReasonNoWarmNodes: a RemoteSnapshot index waits for a node with the warm role.
 	ReasonNoWarmNodes = "NoWarmNodes"
 	// ReasonNodeRemoved: a drained node's pod was removed (event).

@@ -164,6 +164,21 @@ type ClusterTLS struct {
 	RotateBefore *metav1.Duration `json:"rotateBefore,omitempty"`
 }
 
+// ClusterRemoteStore is where a remote-backed cluster's nodes store their data.
+type ClusterRemoteStore struct {
+	SegmentRepository  string `json:"segmentRepository,omitempty"`
+	TranslogRepository string `json:"translogRepository,omitempty"`
+	StateRepository    string `json:"stateRepository,omitempty"`
+}
+
+// FileCacheStatus is the file cache of the nodes serving searchable snapshots.
+type FileCacheStatus struct {
+	// nodes is the number of nodes with a file cache.
+	Nodes      int32 `json:"nodes"`
+	UsedBytes  int64 `json:"usedBytes"`
+	TotalBytes int64 `json:"totalBytes"`
+}
+
 // CertificatesStatus is the validity of a managed cluster's node and admin certificates.
 type CertificatesStatus struct {
 	// issuer is the subject of the CA that signs them.
@@ -398,6 +413,15 @@ type SearchClusterStatus struct {
 	// certificates is the validity of a secured managed cluster's certificates.
 	// +optional
 	Certificates *CertificatesStatus `json:"certificates,omitempty"`
+	// remoteStore names the repositories the cluster's nodes store segments, translog and
+	// cluster state in, from their node attributes; absent on a cluster that is not
+	// remote-backed (the attributes are fixed when a node starts).
+	// +optional
+	RemoteStore *ClusterRemoteStore `json:"remoteStore,omitempty"`
+	// fileCache is the file cache of the nodes that serve searchable snapshots (warm
+	// role), summed; absent when no node has one.
+	// +optional
+	FileCache *FileCacheStatus `json:"fileCache,omitempty"`
 	// clusterUUID is the UUID of the managed cluster once it has formed. From then on new
 	// and restarted nodes start without cluster.initial_cluster_manager_nodes, so they can
 	// only join this cluster, never bootstrap another.

@@ -313,6 +313,19 @@ func (s *VectorIndexSpec) IsRemoteSnapshot() bool {
 	return s.RestoreFrom != nil && s.RestoreFrom.Storage == StorageRemoteSnapshot
 }
 
+// IndexRemoteStoreStatus is the remote store lag of an index, over its shard copies.
+type IndexRemoteStoreStatus struct {
+	// refreshLagMillis is the age of the oldest local refresh not uploaded yet.
+	RefreshLagMillis int64 `json:"refreshLagMillis"`
+	// bytesLag is the segment bytes refreshed locally and not uploaded yet.
+	BytesLag int64 `json:"bytesLag"`
+	// failedUploads counts failed segment and translog uploads since the shards started.
+	FailedUploads int64 `json:"failedUploads"`
+	// lastRestore is when the operator last restored lost primaries from the remote store.
+	// +optional
+	LastRestore *metav1.Time `json:"lastRestore,omitempty"`
+}
+
 // RestoreStatus is a restore the operator started.
 type RestoreStatus struct {
 	Repository string `json:"repository"`
@@ -444,6 +457,10 @@ type VectorIndexStatus struct {
 	// (index.remote_store.enabled).
 	// +optional
 	Storage string `json:"storage,omitempty"`
+	// remoteStore is how far the index's remote store is behind, when status.storage is
+	// RemoteStore (from OpenSearch's _remotestore/stats).
+	// +optional
+	RemoteStore *IndexRemoteStoreStatus `json:"remoteStore,omitempty"`
 	// fixedSettings are settings the spec declares that the index cannot take because it
 	// is a read-only searchable snapshot: they keep the snapshot's values.
 	// +optional

@@ -214,6 +214,9 @@ type NodeOptions struct {
 	ExtraConfig string
 	// Keystore are secure settings (e.g. s3.client.default.access_key).
 	Keystore map[string]string
+	// AnyHealth: the start waits only for an HTTP answer, not for health yellow (a node
+	// whose indexes are red until something restores them).
+	AnyHealth bool
 }
 
 // S3ClientConfig is the opensearch.yml of a node whose default S3 client talks to a local
@@ -240,6 +243,9 @@ func StartNode(root, name string, opts NodeOptions) (*Node, error) {
 		}
 		f.Close()
 		env = append(env, envVar+"="+f.Name())
+	}
+	if opts.AnyHealth {
+		env = append(env, "OPENSEARCH_WAIT_FOR=http")
 	}
 	out, err := script(root, env, "start", name)
 	if err != nil {

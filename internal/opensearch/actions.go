@@ -46,6 +46,9 @@ var requestRules = []requestRule{
 	{http.MethodGet, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/get"}}},
 	{http.MethodGet, "/_snapshot/{name}/{name}/_status", Permissions{Cluster: []string{"cluster:admin/snapshot/status"}}},
 	{http.MethodDelete, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/delete"}}},
+	// RemoteStoreStatsAction and RestoreRemoteStoreAction (OpenSearch server, action names).
+	{http.MethodGet, "/_remotestore/stats/{name}", Permissions{Cluster: []string{"cluster:monitor/_remotestore/stats"}}},
+	{http.MethodPost, "/_remotestore/_restore", Permissions{Cluster: []string{"cluster:admin/remotestore/restore"}}},
 	{http.MethodPost, "/_snapshot/{name}/{name}/_restore", Permissions{Cluster: []string{"cluster:admin/snapshot/restore"}, Index: []string{"indices:admin/create", "indices:data/write/index"}}},
 	{http.MethodGet, "/{index}", Permissions{Index: []string{"indices:admin/get", "indices:admin/mappings/get"}}},
 	{http.MethodPut, "/{index}", Permissions{Index: []string{"indices:admin/create"}}},

@@ -1,0 +1,145 @@
+package controllers_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+)
+
+// remoteStoreNodeConfig makes a node remote-backed: segments and translog in one S3
+// repository, the cluster state in another, declared as node attributes at start.
+func remoteStoreNodeConfig(bucket string) string {
+	var b strings.Builder
+	b.WriteString("cluster.remote_store.state.enabled: true\n")
+	b.WriteString("node.attr.remote_store.segment.repository: remote-data\n")
+	b.WriteString("node.attr.remote_store.translog.repository: remote-data\n")
+	b.WriteString("node.attr.remote_store.state.repository: remote-state\n")
+	for _, repo := range []string{"data", "state"} {
+		fmt.Fprintf(&b, "node.attr.remote_store.repository.remote-%[1]s.type: s3\nnode.attr.remote_store.repository.remote-%[1]s.settings.bucket: %[2]s\nnode.attr.remote_store.repository.remote-%[1]s.settings.base_path: %[1]s\n", repo, bucket)
+	}
+	return b.String()
+}
+
+// TestRemoteBackedIndexSurvivesLosingItsNode: on a remote-backed node a VectorIndex gets
+// the remote store and segment replication by itself, and its upload lag is in status.
+// 20,000 vectors and then 100 documents that were acknowledged but never refreshed are
+// written; the node is killed with SIGKILL, its data folder wiped, and started again: the
+// operator finds the index red, restores its lost primaries from the remote store, and
+// every document and the top 10 of 50 fixed queries are back.
+func TestRemoteBackedIndexSurvivesLosingItsNode(t *testing.T) {
+	e := startOperator(t)
+	const name = "ctl-remote-backed"
+	root := testsupport.Root(t)
+	s3, err := devenv.StartS3(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s3.Stop() })
+	createBucket(t, s3.URL, "remote-backed")
+	opts := devenv.NodeOptions{
+		ExtraConfig: devenv.S3ClientConfig(s3.URL) + remoteStoreNodeConfig("remote-backed"),
+		Keystore:    map[string]string{"s3.client.default.access_key": "k", "s3.client.default.secret_key": "s"},
+	}
+	node, err := devenv.StartNode(root, name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Destroy() })
+	oc := osClient(t, node.URL)
+	sc := e.cluster("vectors", node.URL)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "", 60*time.Second)
+	if sc.Status.RemoteStore == nil || sc.Status.RemoteStore.SegmentRepository != "remote-data" || sc.Status.RemoteStore.StateRepository != "remote-state" {
+		t.Errorf("status.remoteStore %+v, want the node's repositories", sc.Status.RemoteStore)
+	}
+
+	durable := luceneIndex(e, "durable")
+	e.create(durable)
+	e.waitIndexReady(durable)
+	live := liveIndex(t, oc, durable.Spec.IndexName)
+	if durable.Status.Storage != v1alpha1.StorageRemoteStore || live.Settings["index.replication.type"] != "SEGMENT" {
+		t.Fatalf("status.storage %q, index.replication.type %q; want %s, SEGMENT", durable.Status.Storage, live.Settings["index.replication.type"], v1alpha1.StorageRemoteStore)
+	}
+	base, queries := dataset.Generate(dataset.Spec{Count: 20000, Queries: 50, Dim: 32, Seed: 5})
+	ingest(t, oc, durable.Spec.IndexName, base)
+	want, err := bench.SearchIDs(t.Context(), oc, durable.Spec.IndexName, "embedding", queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Acknowledged, never refreshed: only the translog, uploaded before the acknowledgement,
+	// holds them. Text only, so the k-NN results stay comparable.
+	var unrefreshed strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&unrefreshed, `{"index":{"_index":%q,"_id":"%d"}}`+"\n"+`{"title":"late %d"}`+"\n", durable.Spec.IndexName, base.Len()+i, i)
+	}
+	if err := oc.Bulk(t.Context(), []byte(unrefreshed.String())); err != nil {
+		t.Fatal(err)
+	}
+	wantCount := int64(base.Len() + 100)
+	e.eventually(60*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, clientKey(durable), durable)
+		return durable.Status.RemoteStore != nil, "no status.remoteStore yet"
+	})
+	t.Logf("remote store lag in status before the loss: %+v", *durable.Status.RemoteStore)
+
+	pid, err := strconv.Atoi(node.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for syscall.Kill(pid, 0) == nil {
+		time.Sleep(100 * time.Millisecond)
+	}
+	dataDir := filepath.Join(root, "bin", "run", "opensearch-"+name, "data")
+	entries, err := os.ReadDir(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range entries {
+		if err := os.RemoveAll(filepath.Join(dataDir, entry.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.AnyHealth = true
+	started := time.Now()
+	if node, err = devenv.StartNode(root, name, opts); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(durable.Name, v1alpha1.ReasonRestoredFromRemoteStore)
+	e.eventually(3*time.Minute, func() (bool, string) {
+		stats, err := oc.Stats(t.Context(), durable.Spec.IndexName)
+		return err == nil && stats.DocsCount == wantCount, fmt.Sprintf("documents %d, health %s (%v), want %d", stats.DocsCount, stats.Health, err, wantCount)
+	})
+	took := time.Since(started)
+	got, err := bench.SearchIDs(t.Context(), oc, durable.Spec.IndexName, "embedding", queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			differ++
+		}
+	}
+	t.Logf("data folder wiped: %d documents back (of %d, 100 never refreshed) %s after the node started again; %d of %d top-10s differ",
+		wantCount, wantCount, took.Round(time.Second), differ, len(want))
+	if differ > 0 {
+		t.Errorf("%d of %d top-10s differ after the restore from the remote store", differ, len(want))
+	}
+	e.waitIndexReady(durable)
+}
