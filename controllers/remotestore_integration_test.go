@@ -1,7 +1,10 @@
 package controllers_test
 
 import (
+	"encoding/xml"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +20,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -95,6 +99,8 @@ func TestRemoteBackedIndexSurvivesLosingItsNode(t *testing.T) {
 	})
 	t.Logf("remote store lag in status before the loss: %+v", *durable.Status.RemoteStore)
 
+	compareSnapshots(e, oc, s3.URL, "remote-backed", durable)
+
 	pid, err := strconv.Atoi(node.PID)
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +148,75 @@ func TestRemoteBackedIndexSurvivesLosingItsNode(t *testing.T) {
 		t.Errorf("%d of %d top-10s differ after the restore from the remote store", differ, len(want))
 	}
 	e.waitIndexReady(durable)
+}
+
+// compareSnapshots takes a full and a shallow snapshot of the same remote-backed index,
+// through VectorSnapshots, into two repositories of the bucket, and logs each one's time
+// and the bytes the bucket grew by.
+func compareSnapshots(e *env, oc *opensearch.Client, s3URL, bucket string, vi *v1alpha1.VectorIndex) {
+	t := e.t
+	t.Helper()
+	for _, shallow := range []bool{false, true} {
+		repo := "full"
+		settings := map[string]any{"bucket": bucket, "base_path": "snapshots-full"}
+		if shallow {
+			repo = "shallow"
+			settings = map[string]any{"bucket": bucket, "base_path": "snapshots-shallow", "remote_store_index_shallow_copy": true}
+		}
+		if err := oc.PutRepository(t.Context(), repo, "s3", settings); err != nil {
+			t.Fatal(err)
+		}
+		// The whole bucket: a repository may lay its shard blobs out under hashed prefixes
+		// outside its base path (shard_path_type).
+		before := bucketBytes(t, s3URL, bucket, "")
+		vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: e.ns},
+			Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: repo, Indices: []string{vi.Name}}}
+		e.create(vs)
+		e.waitCondition(vs, func() []metav1.Condition { return vs.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "SnapshotSucceeded", 120*time.Second)
+		wantKind := v1alpha1.SnapshotFull
+		if shallow {
+			wantKind = v1alpha1.SnapshotShallow
+		}
+		if vs.Status.Kind != wantKind {
+			t.Errorf("snapshot in repository %s: status.kind %q, want %s", repo, vs.Status.Kind, wantKind)
+		}
+		written := bucketBytes(t, s3URL, bucket, "") - before
+		t.Logf("%-7s snapshot of %s: %d ms, %d bytes added to the bucket (status.sizeBytes %d)", vs.Status.Kind, vi.Spec.IndexName, vs.Status.DurationMillis, written, vs.Status.SizeBytes)
+	}
+}
+
+// bucketBytes is the size of every object under prefix in the bucket (ListObjectsV2).
+func bucketBytes(t *testing.T, s3URL, bucket, prefix string) int64 {
+	t.Helper()
+	var total int64
+	token := ""
+	for {
+		q := url.Values{"list-type": {"2"}, "prefix": {prefix}}
+		if token != "" {
+			q.Set("continuation-token", token)
+		}
+		resp, err := http.Get(s3URL + "/" + bucket + "?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Contents []struct {
+				Size int64 `xml:"Size"`
+			} `xml:"Contents"`
+			IsTruncated           bool   `xml:"IsTruncated"`
+			NextContinuationToken string `xml:"NextContinuationToken"`
+		}
+		err = xml.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("listing %s/%s: %v", bucket, prefix, err)
+		}
+		for _, c := range page.Contents {
+			total += c.Size
+		}
+		if !page.IsTruncated {
+			return total
+		}
+		token = page.NextContinuationToken
+	}
 }

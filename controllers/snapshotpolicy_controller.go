@@ -220,14 +220,19 @@ func parseSchedule(spec, tz string) (cron.Schedule, error) {
 }
 
 func repositorySettings(repo v1alpha1.SnapshotRepository) (string, map[string]any) {
+	typ, s := "fs", map[string]any{}
 	if repo.S3 != nil {
-		s := map[string]any{"bucket": repo.S3.Bucket, "client": repo.S3.Client}
+		typ, s["bucket"], s["client"] = "s3", repo.S3.Bucket, repo.S3.Client
 		if repo.S3.BasePath != "" {
 			s["base_path"] = repo.S3.BasePath
 		}
-		return "s3", s
+	} else {
+		s["location"] = repo.FS.Location
 	}
-	return "fs", map[string]any{"location": repo.FS.Location}
+	if repo.ShallowCopy {
+		s["remote_store_index_shallow_copy"] = true
+	}
+	return typ, s
 }
 
 // takeSnapshot creates the VectorSnapshot of the selected indexes for one scheduled slot,

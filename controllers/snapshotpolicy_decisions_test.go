@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -127,6 +128,25 @@ func TestRegisterRepository(t *testing.T) {
 		}
 		if d := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionDegraded); tc.wantDegraded && (d == nil || d.Reason != v1alpha1.ReasonRepositoryError) {
 			t.Errorf("%s: Degraded %+v, want RepositoryError", tc.name, d)
+		}
+	}
+}
+
+// TestRepositorySettings: the repository a policy registers, with shallow copies when asked.
+func TestRepositorySettings(t *testing.T) {
+	for _, tc := range []struct {
+		repo     v1alpha1.SnapshotRepository
+		typ      string
+		settings map[string]any
+	}{
+		{v1alpha1.SnapshotRepository{Name: "r", S3: &v1alpha1.S3Repository{Bucket: "b", Client: "default"}}, "s3", map[string]any{"bucket": "b", "client": "default"}},
+		{v1alpha1.SnapshotRepository{Name: "r", S3: &v1alpha1.S3Repository{Bucket: "b", BasePath: "p", Client: "c"}, ShallowCopy: true}, "s3",
+			map[string]any{"bucket": "b", "base_path": "p", "client": "c", "remote_store_index_shallow_copy": true}},
+		{v1alpha1.SnapshotRepository{Name: "r", FS: &v1alpha1.FSRepository{Location: "/snap"}}, "fs", map[string]any{"location": "/snap"}},
+	} {
+		typ, settings := repositorySettings(tc.repo)
+		if typ != tc.typ || !reflect.DeepEqual(settings, tc.settings) {
+			t.Errorf("%+v: %s %v, want %s %v", tc.repo, typ, settings, tc.typ, tc.settings)
 		}
 	}
 }

@@ -202,7 +202,11 @@ func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapsh
 		end := metav1.NewTime(info.End)
 		st.Phase, st.CompletionTime, st.SizeBytes = v1alpha1.SnapshotSucceeded, &end, info.SizeBytes
 		st.DurationMillis = info.End.Sub(info.Start).Milliseconds()
-		msg := fmt.Sprintf("snapshot %s: %d shards, %d bytes in %s", st.SnapshotName, info.Shards.Successful, info.SizeBytes, info.End.Sub(info.Start).Round(time.Millisecond))
+		st.Kind = v1alpha1.SnapshotFull
+		if info.Shallow {
+			st.Kind = v1alpha1.SnapshotShallow
+		}
+		msg := fmt.Sprintf("%s snapshot %s: %d shards, %d bytes in %s", strings.ToLower(st.Kind), st.SnapshotName, info.Shards.Successful, info.SizeBytes, info.End.Sub(info.Start).Round(time.Millisecond))
 		conditions.Set(&st.Conditions, vs.Generation, conditions.Ready, v1alpha1.ReasonSnapshotSucceeded, msg)
 		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotSucceeded, "Snapshot", "%s", msg)
 		return steps.Continue()

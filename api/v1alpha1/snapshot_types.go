@@ -21,6 +21,12 @@ type SnapshotRepository struct {
 	// fs stores snapshots in a shared filesystem path listed in the nodes' path.repo.
 	// +optional
 	FS *FSRepository `json:"fs,omitempty"`
+	// shallowCopy takes shallow snapshots of remote-backed indexes
+	// (remote_store_index_shallow_copy): the snapshot references the segments already in
+	// the remote store instead of copying them. Indexes that are not remote-backed are
+	// copied in full either way; each VectorSnapshot's status.kind says which it got.
+	// +optional
+	ShallowCopy bool `json:"shallowCopy,omitempty"`
 }
 
 // S3Repository is an S3 bucket and prefix.
@@ -47,6 +53,12 @@ type FSRepository struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Location string `json:"location"`
 }
+
+// Snapshot kinds (status.kind).
+const (
+	SnapshotFull    = "Full"
+	SnapshotShallow = "Shallow"
+)
 
 // Snapshot phases.
 const (
@@ -135,6 +147,10 @@ type VectorSnapshotStatus struct {
 	// sizeBytes is the data the snapshot added to the repository.
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
+	// kind is Shallow when OpenSearch took a shallow copy (remote-backed indexes in a
+	// repository with shallowCopy), Full otherwise.
+	// +optional
+	Kind string `json:"kind,omitempty"`
 	// +optional
 	Shards *ShardCounts `json:"shards,omitempty"`
 	// progress of a running snapshot.

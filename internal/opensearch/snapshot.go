@@ -28,6 +28,8 @@ type SnapshotInfo struct {
 	Shards     struct{ Total, Successful, Failed int32 }
 	Failures   []string
 	SizeBytes  int64
+	// Shallow: a shallow copy of remote-backed indexes (remote_store_index_shallow_copy).
+	Shallow bool
 	// Progress is read while the snapshot runs.
 	Progress SnapshotProgress
 }
@@ -45,6 +47,7 @@ func (c *Client) GetSnapshot(ctx context.Context, repo, snap string) (SnapshotIn
 		Snapshots []struct {
 			State             string   `json:"state"`
 			Indices           []string `json:"indices"`
+			Shallow           bool     `json:"remote_store_index_shallow_copy"`
 			StartTimeInMillis int64    `json:"start_time_in_millis"`
 			EndTimeInMillis   int64    `json:"end_time_in_millis"`
 			Shards            struct {
@@ -66,7 +69,7 @@ func (c *Client) GetSnapshot(ctx context.Context, repo, snap string) (SnapshotIn
 		return SnapshotInfo{}, &APIError{Status: 404, Type: "snapshot_missing_exception", Reason: "no snapshot " + snap}
 	}
 	s := resp.Snapshots[0]
-	info := SnapshotInfo{State: s.State, Indices: s.Indices, Start: time.UnixMilli(s.StartTimeInMillis)}
+	info := SnapshotInfo{State: s.State, Indices: s.Indices, Start: time.UnixMilli(s.StartTimeInMillis), Shallow: s.Shallow}
 	if s.EndTimeInMillis > 0 {
 		info.End = time.UnixMilli(s.EndTimeInMillis)
 	}
