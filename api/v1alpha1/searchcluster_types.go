@@ -25,6 +25,7 @@ type SearchClusterSpec struct {
 // ManagedCluster is an OpenSearch cluster with k-NN that the operator runs and rolls.
 // +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'cluster_manager' in p.roles)",message="spec.managed.nodePools: at least one pool must have the cluster_manager role",fieldPath=".nodePools"
 // +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'data' in p.roles)",message="spec.managed.nodePools: at least one pool must have the data role",fieldPath=".nodePools"
+// +kubebuilder:validation:XValidation:rule="has(self.remoteStore) == has(oldSelf.remoteStore) && (!has(self.remoteStore) || self.remoteStore == oldSelf.remoteStore)",message="spec.managed.remoteStore is immutable: a node reads it when it first starts and keeps its data where it said; a remote-backed cluster needs a new SearchCluster (restore into it)",fieldPath=".remoteStore"
 type ManagedCluster struct {
 	// version is the OpenSearch version, e.g. 3.6.0. It is also the image tag unless image
 	// is set. Upgrades roll data nodes before cluster managers and pause while the cluster is
@@ -52,6 +53,25 @@ type ManagedCluster struct {
 	// other nodes, its cluster-manager votes moved), then its objects are deleted; its
 	// volume claims stay.
 	NodePools []NodePool `json:"nodePools"`
+
+	// keystore are Secrets whose keys become OpenSearch keystore entries on every node, as
+	// in the official Helm chart: e.g. a Secret with s3.client.default.access_key and
+	// s3.client.default.secret_key for snapshots and the remote store. Nodes read the
+	// keystore when they start: a changed Secret takes effect at their next restart.
+	// +optional
+	// +listType=map
+	// +listMapKey=secretName
+	// +kubebuilder:validation:MaxItems=16
+	Keystore []KeystoreSecret `json:"keystore,omitempty"`
+
+	// remoteStore makes the cluster remote-backed: every index's segments and translog
+	// (every acknowledged write) go to an S3 repository, and the cluster state to another
+	// when clusterState is set; indexes use segment replication. Rendered as the node
+	// attributes OpenSearch reads when a node first starts, so it is immutable. The S3
+	// client's endpoint and region are pool additionalConfig (s3.client.*), its
+	// credentials a keystore Secret (or the nodes' IAM role).
+	// +optional
+	RemoteStore *ManagedRemoteStore `json:"remoteStore,omitempty"`
 
 	// search holds cluster-wide search defaults that indexes inherit.
 	// +optional
@@ -203,6 +223,23 @@ type ClusterNetworkPolicy struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	AllowFrom []networkingv1.NetworkPolicyPeer `json:"allowFrom,omitempty"`
+}
+
+// KeystoreSecret is a Secret whose every key is added to the nodes' keystore.
+type KeystoreSecret struct {
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	SecretName string `json:"secretName"`
+}
+
+// ManagedRemoteStore is where a remote-backed managed cluster keeps its data.
+type ManagedRemoteStore struct {
+	// repository holds the indexes' segments and translog.
+	Repository S3Repository `json:"repository"`
+	// clusterState, when set, holds the cluster state (cluster.remote_store.state), so a
+	// cluster that lost every cluster-manager node comes back with its indexes.
+	// +optional
+	ClusterState *S3Repository `json:"clusterState,omitempty"`
 }
 
 // NodePool is a StatefulSet of OpenSearch nodes.

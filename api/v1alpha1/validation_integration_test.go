@@ -408,6 +408,32 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc.Spec.Managed.Security.Enabled = ptr.To(false)
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.security.enabled", "cannot change"})
 
+	// The remote store is node configuration read at first start: not added, changed or
+	// removed; keystore Secrets may change (they reach the nodes at their next restart).
+	remote := v1alpha1.ManagedRemoteStore{Repository: v1alpha1.S3Repository{Bucket: "vectors-remote", Client: "default"}}
+	sc = create("remote-store-added")
+	sc.Spec.Managed.RemoteStore = remote.DeepCopy()
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.remoteStore", "immutable"})
+	sc = &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "remote-store-fixed", Namespace: "default"}, Spec: v1alpha1.SearchClusterSpec{Managed: validManaged()}}
+	sc.Spec.Managed.RemoteStore = remote.DeepCopy()
+	if err := c.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Managed.RemoteStore.Repository.BasePath = "elsewhere"
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.remoteStore", "immutable"})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Managed.RemoteStore = nil
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.remoteStore", "immutable"})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Managed.Keystore = []v1alpha1.KeystoreSecret{{SecretName: "s3-credentials"}}
+	if err := c.Update(ctx, sc); err != nil {
+		t.Errorf("adding a keystore Secret refused: %v", err)
+	}
+
 	sc = create("mode-fixed")
 	sc.Spec = v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "http://opensearch:9200"}}
 	expectRefused(t, c.Update(ctx, sc), []string{"spec", "cannot switch between spec.managed and spec.external"})

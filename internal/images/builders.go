@@ -228,6 +228,9 @@ func OpenSearch(root, work string, in OpenSearchInputs) (Image, error) {
 			{Source: filepath.Join(etc, "group"), Target: "etc/group", Owner: &Owner{}},
 			{Source: in.Home, Target: home, Owner: opensearch},
 			{Source: filepath.Join(root, "hack", "images", "opensearch-docker-entrypoint.sh"), Target: home + "/opensearch-docker-entrypoint.sh", Owner: opensearch, Mode: 0o755},
+			// The official image's keystore CLI, which Maven Central does not publish.
+			{Source: filepath.Join(root, "hack", "opensearch", "opensearch-keystore"), Target: home + "/bin/opensearch-keystore", Owner: opensearch, Mode: 0o755},
+			{Source: filepath.Join(root, "hack", "opensearch", "Keystore.java"), Target: home + "/bin/Keystore.java", Owner: opensearch, Mode: 0o644},
 			{Source: shim, Target: "usr/local/lib/vectorpilot-e2e/libnofile-shim.so", Owner: &Owner{}, Mode: 0o755},
 		},
 	}

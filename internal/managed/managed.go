@@ -172,6 +172,9 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 			settings["search.concurrent.max_slice_count"] = fmt.Sprint(*n)
 		}
 	}
+	for k, v := range remoteStoreSettings(m.RemoteStore) {
+		settings[k] = v
+	}
 	if p.FileCacheSize != nil {
 		settings["node.search.cache.size"] = fmt.Sprintf("%db", p.FileCacheSize.Value())
 	}
@@ -441,6 +444,10 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 	annotations := map[string]string{
 		ConfigHashAnnotation: ConfigHash(image, config, javaOpts),
 		VersionAnnotation:    sc.Spec.Managed.Version,
+	}
+	if ksVolumes, ksInit := keystorePod(sc, image, &container); ksInit != nil {
+		volumes = append(volumes, ksVolumes...)
+		initContainers = append(initContainers, *ksInit)
 	}
 	if SecurityEnabled(sc) {
 		secVolumes, check := securePod(sc, p, image, &container)

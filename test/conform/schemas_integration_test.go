@@ -8,8 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -81,5 +90,51 @@ func installMonitoringCRDs(t *testing.T, env *envtest.Environment) {
 		filepath.Join(out, "monitoring.coreos.com_prometheusrules.yaml"),
 	}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestManagedClusterObjectsPassServerDryRun: the SearchCluster that uses every option (a
+// warm pool, a keystore, a remote store) passes the real apiserver's admission (OpenAPI and
+// CEL), and so does every object the operator builds for it, sent with dryRun=All.
+func TestManagedClusterObjectsPassServerDryRun(t *testing.T) {
+	cp := testsupport.ControlPlane(t)
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "searchcluster-every-option.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc v1alpha1.SearchCluster
+	if err := sigsyaml.UnmarshalStrict(raw, &sc); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sc.Namespace}}
+	if err := c.Create(t.Context(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := c.Create(t.Context(), sc.DeepCopy(), client.DryRunAll); err != nil {
+		t.Fatalf("SearchCluster %s: %v", sc.Name, err)
+	}
+	pools, svc, err := managed.Objects(&sc, managed.Live{InitialManagers: managed.InitialClusterManagerNodes(&sc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{svc, managed.NetworkPolicy(&sc, managed.Operator{Namespace: "vectorpilot-system"}), managed.DisruptionBudget(&sc, "green")}
+	for _, p := range pools {
+		objs = append(objs, p.ConfigMap, p.Headless, p.StatefulSet)
+	}
+	for _, o := range objs {
+		if err := c.Create(t.Context(), o, client.DryRunAll); err != nil {
+			t.Errorf("%T %s: %v", o, o.GetName(), err)
+		}
 	}
 }

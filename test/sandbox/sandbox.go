@@ -135,7 +135,8 @@ func (s *Sandbox) importImages() error {
 	}{
 		{"pause", []string{filepath.Join(hack, "pause.c")}, func(w string) (images.Image, error) { return images.Pause(root, w) }},
 		{"operator", goSources, func(w string) (images.Image, error) { return images.Operator(root, w) }},
-		{"opensearch", []string{in.RootFS + ".complete", in.Home, in.JDK, filepath.Join(hack, "opensearch-docker-entrypoint.sh"), filepath.Join(hack, "nofile-shim.c")},
+		{"opensearch", []string{in.RootFS + ".complete", in.Home, in.JDK, filepath.Join(hack, "opensearch-docker-entrypoint.sh"), filepath.Join(hack, "nofile-shim.c"),
+			filepath.Join(root, "hack", "opensearch", "opensearch-keystore"), filepath.Join(root, "hack", "opensearch", "Keystore.java")},
 			func(w string) (images.Image, error) { return images.OpenSearch(root, w, in) }},
 	}
 	for _, b := range builds {
