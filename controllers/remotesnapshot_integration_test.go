@@ -91,16 +91,7 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	cold := latencies(t, osClient, served.Spec.IndexName, queries, func() { clearFileCache(t, url) })
 	clearedCache := fileCacheUsed(t, osClient)
 	warm := latencies(t, osClient, served.Spec.IndexName, queries, nil)
-	got, err := bench.SearchIDs(t.Context(), osClient, served.Spec.IndexName, "embedding", queries, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	differ := 0
-	for i := range want {
-		if !slices.Equal(got[i], want[i]) {
-			differ++
-		}
-	}
+	differ := differingTopTens(t, osClient, served.Spec.IndexName, queries, want)
 	if differ > 0 {
 		t.Errorf("%d of %d top-10s differ from the local index's", differ, len(want))
 	}

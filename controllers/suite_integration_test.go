@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -244,6 +245,23 @@ func ingest(t *testing.T, osClient *opensearch.Client, index string, v dataset.V
 	if err := osClient.Refresh(t.Context(), index); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// differingTopTens runs the queries on index and counts those whose top 10 ids differ from
+// want's.
+func differingTopTens(t *testing.T, c *opensearch.Client, index string, queries dataset.Vectors, want [][]int) int {
+	t.Helper()
+	got, err := bench.SearchIDs(t.Context(), c, index, "embedding", queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			differ++
+		}
+	}
+	return differ
 }
 
 func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }

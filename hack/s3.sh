@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs moto's S3-compatible server on 127.0.0.1 for tests and the demo.
-#   s3.sh start NAME   start server NAME on a free port; prints url=, pid=
+#   s3.sh start NAME   start server NAME on a free port of 127.0.0.1 (S3_HOST: another
+#                      address of this machine, e.g. the host end of the test node's link);
+#                      prints url=, pid=
 #   s3.sh stop NAME    stop it by PID
 #   s3.sh logs NAME    print its log
 set -euo pipefail
@@ -17,17 +19,18 @@ start() {
   if ! running; then
     local server port
     server=$(bash "$ROOT_DIR/hack/install-s3.sh")
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    echo "$port" >"$run/port"
-    setsid "$server" -H 127.0.0.1 -p "$port" >"$run/s3.log" 2>&1 </dev/null &
+    host=${S3_HOST:-127.0.0.1}
+    port=$(python3 -c "import socket; s=socket.socket(); s.bind(('$host', 0)); print(s.getsockname()[1])")
+    echo "$host:$port" >"$run/address"
+    setsid "$server" -H "$host" -p "$port" >"$run/s3.log" 2>&1 </dev/null &
     echo $! >"$run/pid"
     for _ in $(seq 1 100); do
-      curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && break
+      curl -fsS -o /dev/null "http://$host:$port/" 2>/dev/null && break
       running || { cat "$run/s3.log" >&2; die "moto_server exited"; }
       sleep 0.2
     done
   fi
-  echo "url=http://127.0.0.1:$(cat "$run/port")"
+  echo "url=http://$(cat "$run/address")"
   echo "pid=$(cat "$run/pid")"
 }
 

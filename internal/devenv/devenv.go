@@ -285,8 +285,12 @@ type S3Server struct {
 }
 
 // StartS3 starts the S3 server called name on a free loopback port.
-func StartS3(root, name string) (*S3Server, error) {
-	out, err := runScript(root, "s3.sh", os.Environ(), "start", name)
+func StartS3(root, name string) (*S3Server, error) { return StartS3At(root, name, "127.0.0.1") }
+
+// StartS3At starts the S3 server called name on a free port of host, an address of this
+// machine (the host end of the test node's link, for pods).
+func StartS3At(root, name, host string) (*S3Server, error) {
+	out, err := runScript(root, "s3.sh", append(os.Environ(), "S3_HOST="+host), "start", name)
 	if err != nil {
 		return nil, err
 	}
