@@ -32,7 +32,10 @@ if [ ! -x "$out/coredns" ]; then
 fi
 
 rootfs="$BIN_DIR/images/rootfs-$DEBIAN_SUITE"
-if [ ! -f "$rootfs.complete" ]; then
+# ca-certificates: the official OpenSearch image has a system trust store, and the S3
+# client's native (CRT) part refuses to start without one, even for plain HTTP.
+rootfs_packages=ca-certificates
+if [ "$(cat "$rootfs.complete" 2>/dev/null)" != "minbase $rootfs_packages" ]; then
   log "creating a $DEBIAN_SUITE minbase root filesystem with debootstrap"
   rm -rf "$rootfs"
   mkdir -p "$BIN_DIR/images"
@@ -42,9 +45,9 @@ if [ ! -f "$rootfs.complete" ]; then
   if [ -z "$mirror" ]; then
     mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n 's|^URIs: *\([^ ]*\).*|\1|p' | head -1 || true)
   fi
-  debootstrap --variant=minbase "$DEBIAN_SUITE" "$rootfs" "${mirror:-http://deb.debian.org/debian}" >/dev/null
+  debootstrap --variant=minbase --include="$rootfs_packages" "$DEBIAN_SUITE" "$rootfs" "${mirror:-http://deb.debian.org/debian}" >/dev/null
   # The image needs no package manager state or caches.
   rm -rf "$rootfs/var/cache/apt/archives/"*.deb "$rootfs/var/lib/apt/lists/"*
-  touch "$rootfs.complete"
+  echo "minbase $rootfs_packages" >"$rootfs.complete"
 fi
 log "node parts ready in $out"
