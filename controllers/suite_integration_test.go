@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -255,13 +254,7 @@ func differingTopTens(t *testing.T, c *opensearch.Client, index string, queries 
 	if err != nil {
 		t.Fatal(err)
 	}
-	differ := 0
-	for i := range want {
-		if !slices.Equal(got[i], want[i]) {
-			differ++
-		}
-	}
-	return differ
+	return bench.Differing(got, want)
 }
 
 func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }

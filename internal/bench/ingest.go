@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
@@ -46,6 +47,18 @@ func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, 
 		}
 	}
 	return nil
+}
+
+// Differing counts the queries whose ids (SearchIDs' answers) differ between got and want,
+// order included.
+func Differing(got, want [][]int) int {
+	n := 0
+	for i := range want {
+		if i >= len(got) || !slices.Equal(got[i], want[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // SearchIDs runs a k-NN query per query vector and returns the ids of the hits, in order.

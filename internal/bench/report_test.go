@@ -55,3 +55,19 @@ func TestWriteCSVAndTableHaveEveryCell(t *testing.T) {
 		t.Errorf("orderedSlices = %v, want [1 2 0]", got)
 	}
 }
+
+func TestDiffering(t *testing.T) {
+	want := [][]int{{1, 2}, {3, 4}, {5, 6}}
+	for _, tc := range []struct {
+		got  [][]int
+		diff int
+	}{
+		{[][]int{{1, 2}, {3, 4}, {5, 6}}, 0},
+		{[][]int{{2, 1}, {3, 4}, {5, 7}}, 2}, // order counts
+		{[][]int{{1, 2}}, 2},                 // missing answers differ
+	} {
+		if got := Differing(tc.got, want); got != tc.diff {
+			t.Errorf("Differing(%v) = %d, want %d", tc.got, got, tc.diff)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,12 +141,7 @@ func TestRemoteBackedManagedCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	differ := 0
-	for i := range want {
-		if !slices.Equal(got[i], want[i]) {
-			differ++
-		}
-	}
+	differ := bench.Differing(got, want)
 	t.Logf("searchable snapshot %s served by the warm node: status.storage %s, %d of %d top-10s differ from the remote-backed index",
 		served.Spec.IndexName, served.Status.Storage, differ, len(want))
 	if served.Status.Storage != v1alpha1.StorageRemoteSnapshot || differ > 0 {
