@@ -26,6 +26,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
@@ -154,7 +155,7 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			return steps.Continue()
 		}},
 		{Name: "observe variants", Run: func(ctx context.Context, m *managedRun) steps.Result {
-			r.observeVariants(ctx, m.sc, m.obs)
+			observeVariants(m.sc, m.obs, m.probe.nodes)
 			return steps.Continue()
 		}},
 		steps.Fallible("apply disruption budget", func(ctx context.Context, m *managedRun) error {
@@ -361,21 +362,13 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 	return obs, nil
 }
 
-// observeVariants reads from OpenSearch which of each pool's nodes joined the cluster and
-// which k-NN library variant they run with, into status.pools. A failed read leaves both
-// absent: status says what the cluster said, never what the operator meant it to say.
-func (r *SearchClusterReconciler) observeVariants(ctx context.Context, sc *v1alpha1.SearchCluster, obs poolObservation) {
-	if sc.Status.Health == "" {
+// observeVariants puts which of each pool's nodes joined the cluster and which k-NN
+// library variant they run with, from the nodes the probe read, into status.pools. When
+// the probe could not read them both stay absent: status says what the cluster said, never
+// what the operator meant it to say.
+func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []opensearch.NodeVariant) {
+	if nodes == nil {
 		return // the probe found OpenSearch unreachable
-	}
-	osClient, err := r.clusterAPIFor(ctx, sc)
-	if err != nil {
-		return
-	}
-	nodes, err := osClient.NodeVariants(ctx)
-	if err != nil {
-		logf.FromContext(ctx).V(1).Info("reading the nodes' k-NN settings", "error", err.Error())
-		return
 	}
 	for i := range sc.Status.Pools {
 		pool := &sc.Status.Pools[i]

@@ -14,27 +14,30 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
-// remoteStoreNodeConfig makes a node remote-backed: segments and translog in one S3
-// repository, the cluster state in another, declared as node attributes at start.
-func remoteStoreNodeConfig(bucket string) string {
-	var b strings.Builder
-	b.WriteString("cluster.remote_store.state.enabled: true\n")
-	b.WriteString("node.attr.remote_store.segment.repository: remote-data\n")
-	b.WriteString("node.attr.remote_store.translog.repository: remote-data\n")
-	b.WriteString("node.attr.remote_store.state.repository: remote-state\n")
-	for _, repo := range []string{"data", "state"} {
-		fmt.Fprintf(&b, "node.attr.remote_store.repository.remote-%[1]s.type: s3\nnode.attr.remote_store.repository.remote-%[1]s.settings.bucket: %[2]s\nnode.attr.remote_store.repository.remote-%[1]s.settings.base_path: %[1]s\n", repo, bucket)
+// remoteStoreNodeConfig makes a node remote-backed with the settings the operator renders
+// for a managed cluster's pools (managed.RemoteStoreSettings): segments and translog in one
+// S3 repository, the cluster state in another, declared as node attributes at start.
+func remoteStoreNodeConfig(t *testing.T, bucket string) string {
+	t.Helper()
+	yml, err := yaml.Marshal(managed.RemoteStoreSettings(&v1alpha1.ManagedRemoteStore{
+		Repository:   v1alpha1.S3Repository{Bucket: bucket, BasePath: "data", Client: "default"},
+		ClusterState: &v1alpha1.S3Repository{Bucket: bucket, BasePath: "state", Client: "default"},
+	}))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
+	return string(yml)
 }
 
 // TestRemoteBackedIndexSurvivesLosingItsNode: on a remote-backed node a VectorIndex gets
@@ -54,7 +57,7 @@ func TestRemoteBackedIndexSurvivesLosingItsNode(t *testing.T) {
 	t.Cleanup(func() { _ = s3.Stop() })
 	createBucket(t, s3.URL, "remote-backed")
 	opts := devenv.NodeOptions{
-		ExtraConfig: devenv.S3ClientConfig(s3.URL) + remoteStoreNodeConfig("remote-backed"),
+		ExtraConfig: devenv.S3ClientConfig(s3.URL) + remoteStoreNodeConfig(t, "remote-backed"),
 		Keystore:    map[string]string{"s3.client.default.access_key": "k", "s3.client.default.secret_key": "s"},
 	}
 	node, err := devenv.StartNode(root, name, opts)

@@ -133,6 +133,9 @@ type probeResult struct {
 	state           conditions.State
 	reason, message string
 	retry           error
+	// nodes are the nodes as the probe read them, for the steps after it; nil when
+	// OpenSearch did not answer.
+	nodes []opensearch.NodeVariant
 }
 
 // probe reads version, health and plugins into status.
@@ -162,26 +165,27 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	if sc.Status.ClusterUUID == "" && info.UUID != "" && info.UUID != "_na_" {
 		sc.Status.ClusterUUID = info.UUID
 	}
-	if err := observeStorage(ctx, osClient, sc); err != nil {
+	nodes, err := osClient.NodeVariants(ctx)
+	if err != nil {
 		return fail(err)
 	}
+	if err := observeStorage(ctx, osClient, sc, nodes); err != nil {
+		return fail(err)
+	}
+	res := probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, nodes: nodes,
+		message: fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health)}
 	switch {
 	case knn == "":
-		return probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonKNNPluginMissing, message: "no node of the cluster has the k-NN plugin"}
+		res.state, res.reason, res.message = conditions.Degraded, v1alpha1.ReasonKNNPluginMissing, "no node of the cluster has the k-NN plugin"
 	case info.Health == "red":
-		return probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonClusterRed, message: "cluster health is red: some primary shards are unassigned"}
+		res.state, res.reason, res.message = conditions.Degraded, v1alpha1.ReasonClusterRed, "cluster health is red: some primary shards are unassigned"
 	}
-	return probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled,
-		message: fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health)}
+	return res
 }
 
 // observeStorage reads whether the cluster is remote-backed (its nodes' remote store
 // attributes) and the file cache of its warm nodes into status.
-func observeStorage(ctx context.Context, osClient clusterAPI, sc *v1alpha1.SearchCluster) error {
-	nodes, err := osClient.NodeVariants(ctx)
-	if err != nil {
-		return err
-	}
+func observeStorage(ctx context.Context, osClient clusterAPI, sc *v1alpha1.SearchCluster, nodes []opensearch.NodeVariant) error {
 	sc.Status.RemoteStore = nil
 	for _, n := range nodes {
 		if repos := opensearch.RemoteStoreOf(n.Attributes); repos.Segment != "" {

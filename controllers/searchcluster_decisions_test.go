@@ -92,7 +92,8 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// TestObserveVariants: status.pools reports what OpenSearch says its nodes run, by pool.
+// TestObserveVariants: status.pools reports what OpenSearch says its nodes run, by pool,
+// from the nodes the probe read; nothing when the probe could not read them.
 func TestObserveVariants(t *testing.T) {
 	sprOff := []string{simd.SettingAVX512SPRDisabled}
 	nodes := []opensearch.NodeVariant{
@@ -104,26 +105,27 @@ func TestObserveVariants(t *testing.T) {
 	pools := func() []v1alpha1.NodePoolStatus {
 		return []v1alpha1.NodePoolStatus{{Name: "data"}, {Name: "managers"}}
 	}
+	green := opensearch.ClusterInfo{Version: "3.6.0", Health: "green", Nodes: 3}
 	for _, tc := range []struct {
-		name   string
-		health string
-		f      fakeCluster
-		want   map[string]v1alpha1.NodePoolStatus
+		name string
+		f    fakeCluster
+		want map[string]v1alpha1.NodePoolStatus
 	}{
-		{"OpenSearch answers", "green", fakeCluster{nodes: nodes}, map[string]v1alpha1.NodePoolStatus{
+		{"OpenSearch answers", fakeCluster{info: green, knn: "3.6.0.0", nodes: nodes}, map[string]v1alpha1.NodePoolStatus{
 			"data":     {Name: "data", SIMD: "avx512", OpenSearchNodes: ptr.To[int32](2)},
 			"managers": {Name: "managers", OpenSearchNodes: ptr.To[int32](0)},
 		}},
-		{"the probe found it unreachable", "", fakeCluster{nodes: nodes}, map[string]v1alpha1.NodePoolStatus{
+		{"the probe found it unreachable", fakeCluster{infoErr: &opensearch.APIError{Status: 503}, nodes: nodes}, map[string]v1alpha1.NodePoolStatus{
 			"data": {Name: "data"}, "managers": {Name: "managers"},
 		}},
-		{"the read fails", "green", fakeCluster{nodesErr: &opensearch.APIError{Status: 403}}, map[string]v1alpha1.NodePoolStatus{
+		{"the read fails", fakeCluster{info: green, knn: "3.6.0.0", nodesErr: &opensearch.APIError{Status: 403}}, map[string]v1alpha1.NodePoolStatus{
 			"data": {Name: "data"}, "managers": {Name: "managers"},
 		}},
 	} {
 		sc := &v1alpha1.SearchCluster{}
-		sc.Status.Health, sc.Status.Pools = tc.health, pools()
-		reconcilerWith(&tc.f).observeVariants(context.Background(), sc, obs)
+		sc.Status.Pools = pools()
+		probe := reconcilerWith(&tc.f).probe(context.Background(), sc)
+		observeVariants(sc, obs, probe.nodes)
 		for _, p := range sc.Status.Pools {
 			want := tc.want[p.Name]
 			if p.SIMD != want.SIMD || ptr.Deref(p.OpenSearchNodes, -1) != ptr.Deref(want.OpenSearchNodes, -1) {

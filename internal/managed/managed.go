@@ -172,7 +172,7 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 			settings["search.concurrent.max_slice_count"] = fmt.Sprint(*n)
 		}
 	}
-	for k, v := range remoteStoreSettings(m.RemoteStore) {
+	for k, v := range RemoteStoreSettings(m.RemoteStore) {
 		settings[k] = v
 	}
 	if p.FileCacheSize != nil {
