@@ -466,7 +466,7 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		// Every node is back: let replicas allocate again before the next restart. A lift
 		// that fails keeps status.allocationRestricted, so it is retried on every reconcile
 		// until it succeeds, rollout or not; its health holds restarts meanwhile.
-		if err := r.allowAllocation(ctx, sc); err != nil {
+		if err := r.endRestart(ctx, sc); err != nil {
 			logf.FromContext(ctx).Info("could not lift the shard allocation restriction yet", "error", err.Error())
 			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonAllocationNotRestored, "Restart", "could not lift cluster.routing.allocation.enable=primaries yet (retrying): %v", err)
 		} else {
@@ -490,8 +490,8 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		Health:         r.clusterHealth(ctx, m),
 		Draining:       sc.Status.DrainingNodes,
 	})
-	if restartsReadyPod(plan, obs.pods) {
-		if err := r.prepareRestart(ctx, sc); err != nil {
+	if serving := servingPods(plan, obs.pods); len(serving) > 0 {
+		if err := r.prepareRestart(ctx, sc, m.probe.nodes, serving); err != nil {
 			plan.Restart, plan.BlockedBy, plan.Reason = nil, "prepare_restart", err.Error()
 		}
 	}
@@ -510,24 +510,26 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 	return plan, nil
 }
 
-func restartsReadyPod(plan rollout.Plan, pods []rollout.Pod) bool {
+// servingPods are the ready pods the plan restarts.
+func servingPods(plan rollout.Plan, pods []rollout.Pod) (ready []rollout.Pod) {
 	for _, p := range pods {
 		if p.Ready && slices.Contains(plan.Restart, p.Name) {
-			return true
+			ready = append(ready, p)
 		}
 	}
-	return false
+	return ready
 }
 
-// prepareRestart restricts allocation to primaries and flushes, before a serving node
-// goes down. A node that is not ready is restarted without it: its cluster may not answer.
-func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+// prepareRestart restricts allocation to primaries, flushes, and weighs the data nodes
+// about to stop out of search routing, before a serving node goes down. A node that is not
+// ready is restarted without it: its cluster may not answer.
+func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alpha1.SearchCluster, nodes []opensearch.NodeVariant, serving []rollout.Pod) error {
 	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return err
 	}
-	// Marked before the call: a restriction that took effect but whose answer was lost is
-	// still lifted later.
+	// Marked before the calls: a restriction (or weights) that took effect but whose answer
+	// was lost is still lifted later.
 	sc.Status.AllocationRestricted = true
 	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: "primaries"}); err != nil {
 		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
@@ -535,21 +537,35 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 	if err := osClient.Flush(ctx); err != nil {
 		return fmt.Errorf("flushing before a restart: %w", err)
 	}
-	return nil
+	var away []string
+	for _, p := range serving {
+		if p.Data {
+			away = append(away, p.Name)
+		}
+	}
+	if len(away) == 0 {
+		return nil
+	}
+	return routeSearchesAway(ctx, osClient, sc, nodes, away)
 }
 
-// allowAllocation lifts the restriction prepareRestart set. A persistent primaries setting
-// found here is taken to be the rollout's own.
-func (r *SearchClusterReconciler) allowAllocation(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+// endRestart lifts what prepareRestart set: the allocation restriction (a persistent
+// primaries setting found here is taken to be the rollout's own) and the search weights.
+func (r *SearchClusterReconciler) endRestart(ctx context.Context, sc *v1alpha1.SearchCluster) error {
 	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return err
 	}
 	v, err := osClient.PersistentClusterSetting(ctx, rollout.AllocationSetting)
-	if err != nil || v != "primaries" {
+	if err != nil {
 		return err
 	}
-	return osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil})
+	if v == "primaries" {
+		if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil}); err != nil {
+			return err
+		}
+	}
+	return restoreSearchRouting(ctx, osClient)
 }
 
 func (r *SearchClusterReconciler) health() HealthSource {

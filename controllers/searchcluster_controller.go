@@ -67,6 +67,9 @@ type clusterAPI interface {
 	Voting(ctx context.Context) (opensearch.Voting, error)
 	ExcludeVoter(ctx context.Context, node string) error
 	ClearVotingExclusions(ctx context.Context) error
+	SearchWeights(ctx context.Context, attribute string) (opensearch.SearchRouting, error)
+	PutSearchWeights(ctx context.Context, attribute string, weights map[string]string, version int64) error
+	DeleteSearchWeights(ctx context.Context, version int64) error
 }
 
 // clusterAPIFor is the OpenSearch client of sc.

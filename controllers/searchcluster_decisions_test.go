@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -25,15 +26,19 @@ import (
 
 // fakeCluster answers clusterAPI from fields, and records the writes.
 type fakeCluster struct {
-	info       opensearch.ClusterInfo
-	infoErr    error
-	knn        string
-	nodes      []opensearch.NodeVariant
-	nodesErr   error
-	allocation string
-	putErr     error
-	puts       []map[string]any
-	flushes    int
+	info     opensearch.ClusterInfo
+	infoErr  error
+	knn      string
+	nodes    []opensearch.NodeVariant
+	nodesErr error
+	// settings are the persistent cluster settings; writes land in puts, not here.
+	settings map[string]string
+	putErr   error
+	puts     []map[string]any
+	flushes  int
+	// routing is the weighted shard routing; weightPuts and weightDeletes count the writes.
+	routing                   opensearch.SearchRouting
+	weightPuts, weightDeletes int
 }
 
 func (f *fakeCluster) Info(context.Context) (opensearch.ClusterInfo, error) { return f.info, f.infoErr }
@@ -47,8 +52,8 @@ func (f *fakeCluster) FileCacheNodes(context.Context) ([]opensearch.FileCacheNod
 	return nil, nil
 }
 func (f *fakeCluster) Shards(context.Context) ([]opensearch.ShardCopy, error) { return nil, nil }
-func (f *fakeCluster) PersistentClusterSetting(context.Context, string) (string, error) {
-	return f.allocation, nil
+func (f *fakeCluster) PersistentClusterSetting(_ context.Context, key string) (string, error) {
+	return f.settings[key], nil
 }
 func (f *fakeCluster) PutPersistentClusterSettings(_ context.Context, s map[string]any) error {
 	f.puts = append(f.puts, s)
@@ -60,6 +65,18 @@ func (f *fakeCluster) Voting(context.Context) (opensearch.Voting, error) {
 }
 func (f *fakeCluster) ExcludeVoter(context.Context, string) error  { return nil }
 func (f *fakeCluster) ClearVotingExclusions(context.Context) error { return nil }
+func (f *fakeCluster) SearchWeights(context.Context, string) (opensearch.SearchRouting, error) {
+	return f.routing, nil
+}
+func (f *fakeCluster) PutSearchWeights(_ context.Context, _ string, w map[string]string, version int64) error {
+	f.weightPuts++
+	f.routing = opensearch.SearchRouting{Weights: w, Version: version + 1}
+	return nil
+}
+func (f *fakeCluster) DeleteSearchWeights(context.Context, int64) error {
+	f.weightDeletes++
+	return nil
+}
 
 func reconcilerWith(f *fakeCluster, objs ...client.Object) *SearchClusterReconciler {
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).Build()
@@ -166,8 +183,8 @@ func TestRollOutStep(t *testing.T) {
 		{"nothing outdated", fakeCluster{}, pods(false, false, false), false, 0, "", false, 0, 0, false},
 		{"one outdated serving node: prepared, then restarted", fakeCluster{}, pods(false, true, false), false, 1, "", true, 1, 1, true},
 		{"preparation refused: the restart waits", fakeCluster{putErr: &opensearch.APIError{Status: 403}}, pods(true, false, false), false, 0, "prepare_restart", true, 1, 0, true},
-		{"every node back: the restriction is lifted", fakeCluster{allocation: "primaries"}, pods(false, false, false), true, 0, "", false, 1, 0, false},
-		{"a restriction someone else set is left alone", fakeCluster{allocation: "none"}, pods(false, false, false), true, 0, "", false, 0, 0, false},
+		{"every node back: the restriction is lifted", fakeCluster{settings: map[string]string{rollout.AllocationSetting: "primaries"}}, pods(false, false, false), true, 0, "", false, 1, 0, false},
+		{"a restriction someone else set is left alone", fakeCluster{settings: map[string]string{rollout.AllocationSetting: "none"}}, pods(false, false, false), true, 0, "", false, 0, 0, false},
 	} {
 		s := sc.DeepCopy()
 		s.Status.AllocationRestricted = tc.restricted
@@ -187,6 +204,92 @@ func TestRollOutStep(t *testing.T) {
 			t.Errorf("%s: deleted %d, blockedBy %q, restricted %v, %d setting writes, %d flushes, rollout %+v; want %d, %q, %v, %d, %d, rollout %v",
 				tc.name, deleted, plan.BlockedBy, s.Status.AllocationRestricted, len(tc.f.puts), tc.f.flushes, s.Status.Rollout,
 				tc.wantDeleted, tc.wantBlockedBy, tc.wantRestricted, tc.wantPuts, tc.wantFlushs, tc.wantRollout)
+		}
+	}
+}
+
+// TestRestartWeighsSearchesAway: before a serving data node restarts, shard searches are
+// weighed away from it (weight 0, every other node 1, the node attribute made an awareness
+// attribute with every node forced) so none starts there while it stops; when OpenSearch
+// could not take the weights the restart goes ahead as before; once every node is back the
+// weights and the awareness settings go.
+func TestRestartWeighsSearchesAway(t *testing.T) {
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
+	sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1},
+		NodePools: []v1alpha1.NodePool{{Name: "data", AdditionalConfig: map[string]string{awarenessSetting: "zone"}}}}
+	names := []string{"vectors-data-0", "vectors-data-1", "vectors-data-2"}
+	nodes := func(attribute bool) []opensearch.NodeVariant {
+		var out []opensearch.NodeVariant
+		for _, n := range names {
+			a := map[string]string{}
+			if attribute {
+				a[managed.NodeAttribute] = n
+			}
+			out = append(out, opensearch.NodeVariant{Name: n, Attributes: a})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		f           fakeCluster
+		nodes       []opensearch.NodeVariant
+		wantWeights map[string]string
+	}{
+		{"weighed away", fakeCluster{routing: opensearch.SearchRouting{Version: -1}}, nodes(true),
+			map[string]string{"vectors-data-0": "1", "vectors-data-1": "0", "vectors-data-2": "1"}},
+		{"nodes started before the attribute existed", fakeCluster{}, nodes(false), nil},
+		{"OpenSearch not read", fakeCluster{}, nil, nil},
+		{"the cluster weighs something else", fakeCluster{routing: opensearch.SearchRouting{Weights: map[string]string{"zone-a": "1", "zone-b": "0"}}}, nodes(true), nil},
+	} {
+		var objs []client.Object
+		var pods []rollout.Pod
+		for i, n := range names {
+			objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ns", UID: types.UID("uid-" + n)}})
+			pods = append(pods, rollout.Pod{Name: n, Pool: "data", Ordinal: i, Ready: true, Data: true, Outdated: i == 1})
+		}
+		r := reconcilerWith(&tc.f, objs...)
+		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
+		s := sc.DeepCopy()
+		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: pods}, probe: probeResult{nodes: tc.nodes}})
+		if err != nil || len(plan.Restart) != 1 {
+			t.Fatalf("%s: restart %v, %v; want vectors-data-1 restarted with or without weights", tc.name, plan.Restart, err)
+		}
+		if tc.wantWeights == nil {
+			if tc.f.weightPuts != 0 {
+				t.Errorf("%s: weights %v written", tc.name, tc.f.routing.Weights)
+			}
+			continue
+		}
+		if tc.f.weightPuts != 1 || !maps.Equal(tc.f.routing.Weights, tc.wantWeights) || tc.f.routing.Version != 0 {
+			t.Errorf("%s: weights %+v after %d writes; want %v written once at version -1", tc.name, tc.f.routing, tc.f.weightPuts, tc.wantWeights)
+		}
+		awareness := tc.f.puts[len(tc.f.puts)-1]
+		if awareness[awarenessSetting] != "zone,vectorpilot_node" || awareness[forcedSetting] != strings.Join(names, ",") {
+			t.Errorf("%s: awareness settings %v; want the pools' zone kept, the node attribute added, every node forced", tc.name, awareness)
+		}
+	}
+
+	for _, tc := range []struct {
+		name                  string
+		f                     fakeCluster
+		wantDeletes, wantPuts int
+	}{
+		{"the restart's weights go", fakeCluster{settings: map[string]string{awarenessSetting: "zone,vectorpilot_node"},
+			routing: opensearch.SearchRouting{Weights: map[string]string{"vectors-data-1": "0"}, Version: 3}}, 1, 1},
+		{"awareness left without weights (a crash between the two) goes", fakeCluster{settings: map[string]string{awarenessSetting: "vectorpilot_node"}}, 0, 1},
+		{"the user's own awareness is left alone", fakeCluster{settings: map[string]string{awarenessSetting: "zone"},
+			routing: opensearch.SearchRouting{Weights: map[string]string{"zone-a": "0"}}}, 0, 0},
+	} {
+		if err := reconcilerWith(&tc.f).endRestart(context.Background(), sc.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+		if tc.f.weightDeletes != tc.wantDeletes || len(tc.f.puts) != tc.wantPuts {
+			t.Errorf("%s: %d weight deletions, setting writes %v; want %d, %d", tc.name, tc.f.weightDeletes, tc.f.puts, tc.wantDeletes, tc.wantPuts)
+		}
+		if tc.wantPuts == 1 {
+			if v, ok := tc.f.puts[0][awarenessSetting]; !ok || v != nil {
+				t.Errorf("%s: awareness setting written %v, want reset", tc.name, tc.f.puts[0])
+			}
 		}
 	}
 }

@@ -474,8 +474,8 @@ type SearchClusterStatus struct {
 	// +optional
 	ScaleDown *ScaleDownStatus `json:"scaleDown,omitempty"`
 	// allocationRestricted: the operator set cluster.routing.allocation.enable to
-	// primaries for a rolling restart and has not lifted it yet; it retries the lift
-	// until it succeeds once every node is back.
+	// primaries (and search weights) for a rolling restart and has not lifted them yet;
+	// it retries the lift until it succeeds once every node is back.
 	// +optional
 	AllocationRestricted bool `json:"allocationRestricted,omitempty"`
 	// conditions: Ready, Progressing, Degraded, and Scheduled for managed clusters.

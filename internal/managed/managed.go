@@ -46,6 +46,11 @@ const (
 // OpenSearch reports about a node can be told apart by pool.
 const PoolAttribute = "vectorpilot_pool"
 
+// NodeAttribute is the node attribute naming each node by itself (its pod's name): the
+// awareness attribute a restart's search weights are set on, which have no other handle on
+// one node.
+const NodeAttribute = "vectorpilot_node"
+
 // Ports and paths of the OpenSearch container.
 const (
 	HTTPPort      = 9200
@@ -147,6 +152,7 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 		"path.data":                  dataDir,
 		"discovery.seed_hosts":       seedHosts(sc),
 		"node.attr." + PoolAttribute: p.Name,
+		"node.attr." + NodeAttribute: "${NODE_NAME}",
 		"node.attr.vectorpilot_simd": string(simdOf(p)),
 	}
 	if len(initialManagers) > 0 {

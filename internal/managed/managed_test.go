@@ -61,6 +61,7 @@ func TestConfig(t *testing.T) {
 		"search.concurrent.max_slice_count":     "2",
 		"knn.memory.circuit_breaker.limit":      "60%",
 		"node.attr.vectorpilot_simd":            "avx2",
+		"node.attr.vectorpilot_node":            "${NODE_NAME}",
 	} {
 		if s := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(toString(got[k]), "\n", " "), "  ", " ")); s != want {
 			t.Errorf("%s = %q, want %q", k, s, want)

@@ -30,6 +30,10 @@ var requestRules = []requestRule{
 	{http.MethodGet, "/_cluster/state/{name}", Permissions{Cluster: []string{"cluster:monitor/state"}}},
 	{http.MethodPost, "/_cluster/voting_config_exclusions", Permissions{Cluster: []string{"cluster:admin/voting_config/add_exclusions"}}},
 	{http.MethodDelete, "/_cluster/voting_config_exclusions", Permissions{Cluster: []string{"cluster:admin/voting_config/clear_exclusions"}}},
+	// Weighted shard routing (ClusterGetWeightedRoutingAction and its put and delete).
+	{http.MethodGet, "/_cluster/routing/awareness/{name}/weights", Permissions{Cluster: []string{"cluster:admin/routing/awareness/weights/get"}}},
+	{http.MethodPut, "/_cluster/routing/awareness/{name}/weights", Permissions{Cluster: []string{"cluster:admin/routing/awareness/weights/put"}}},
+	{http.MethodDelete, "/_cluster/routing/awareness/weights", Permissions{Cluster: []string{"cluster:admin/routing/awareness/weights/delete"}}},
 	{http.MethodGet, "/_cat/plugins", Permissions{Cluster: []string{"cluster:monitor/state", "cluster:monitor/nodes/info"}}},
 	{http.MethodGet, "/_cat/shards", Permissions{Cluster: []string{"cluster:monitor/state"}, Index: []string{"indices:monitor/stats"}}},
 	{http.MethodGet, "/_nodes/os", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},

@@ -380,3 +380,31 @@ func (c *Client) PersistentClusterSetting(ctx context.Context, key string) (stri
 func (c *Client) Flush(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/_flush", nil, nil)
 }
+
+// SearchRouting is the cluster's weighted shard routing on one awareness attribute: the
+// weight of each of its values, and the version a change must name.
+type SearchRouting struct {
+	Weights map[string]string `json:"weights"`
+	Version int64             `json:"_version"`
+}
+
+// SearchWeights reads the weighted shard routing on attribute, which must be an awareness
+// attribute; Version is -1 when none was ever set.
+func (c *Client) SearchWeights(ctx context.Context, attribute string) (SearchRouting, error) {
+	// OpenSearch leaves _version out while no weights were ever set, and wants -1 then.
+	out := SearchRouting{Version: -1}
+	err := c.do(ctx, http.MethodGet, "/_cluster/routing/awareness/"+url.PathEscape(attribute)+"/weights", nil, &out)
+	return out, err
+}
+
+// PutSearchWeights replaces the weighted shard routing; version is the current one (-1 when
+// none was ever set), as OpenSearch checks it.
+func (c *Client) PutSearchWeights(ctx context.Context, attribute string, weights map[string]string, version int64) error {
+	return c.do(ctx, http.MethodPut, "/_cluster/routing/awareness/"+url.PathEscape(attribute)+"/weights",
+		map[string]any{"weights": weights, "_version": version}, nil)
+}
+
+// DeleteSearchWeights removes the weighted shard routing of version.
+func (c *Client) DeleteSearchWeights(ctx context.Context, version int64) error {
+	return c.do(ctx, http.MethodDelete, "/_cluster/routing/awareness/weights", map[string]any{"_version": version}, nil)
+}

@@ -1,0 +1,96 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/rollout"
+)
+
+// Shard allocation awareness settings: weighted routing needs its attribute among the
+// awareness attributes, with every value forced (OpenSearch refuses a zero weight for a
+// value it does not know).
+const (
+	awarenessSetting = "cluster.routing.allocation.awareness.attributes"
+	forcedSetting    = "cluster.routing.allocation.awareness.force." + managed.NodeAttribute + ".values"
+)
+
+// routeSearchesAway weighs the nodes about to restart out of shard search routing, so no
+// search starts its query phase there while the node's preStop keeps it serving the ones
+// in flight. With one awareness value per node, forced awareness allows what the same-shard
+// rule allows, so allocation does not change. When OpenSearch cannot take the weights (see
+// rollout.SearchWeights) or the cluster already weighs another attribute, the restart goes
+// ahead without them, as before; a request that fails holds the restart.
+func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.SearchCluster, nodes []opensearch.NodeVariant, away []string) error {
+	values := map[string]string{}
+	for _, n := range nodes {
+		values[n.Name] = n.Attributes[managed.NodeAttribute]
+	}
+	weights, ok := rollout.SearchWeights(values, away)
+	if !ok {
+		logf.FromContext(ctx).Info("restarting without search weights: some node lacks the node attribute, or too few nodes would stay", "nodes", away)
+		return nil
+	}
+	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{
+		awarenessSetting: strings.Join(awarenessAttributes(sc), ","),
+		forcedSetting:    strings.Join(slices.Sorted(maps.Keys(weights)), ","),
+	}); err != nil {
+		return fmt.Errorf("setting the node awareness attribute before a restart: %w", err)
+	}
+	current, err := osClient.SearchWeights(ctx, managed.NodeAttribute)
+	if err != nil {
+		return fmt.Errorf("reading search weights before a restart: %w", err)
+	}
+	for value := range current.Weights {
+		if _, ours := weights[value]; !ours {
+			logf.FromContext(ctx).Info("restarting without search weights: the cluster has weights of its own", "weights", current.Weights)
+			return nil
+		}
+	}
+	if err := osClient.PutSearchWeights(ctx, managed.NodeAttribute, weights, current.Version); err != nil {
+		return fmt.Errorf("weighing %v out of search routing before a restart: %w", away, err)
+	}
+	return nil
+}
+
+// restoreSearchRouting removes what routeSearchesAway set, once every node is back: the
+// weights, then the awareness settings (the pools' own awareness attributes from their
+// configuration apply again).
+func restoreSearchRouting(ctx context.Context, osClient clusterAPI) error {
+	attrs, err := osClient.PersistentClusterSetting(ctx, awarenessSetting)
+	if err != nil || !slices.Contains(strings.Split(attrs, ","), managed.NodeAttribute) {
+		return err
+	}
+	current, err := osClient.SearchWeights(ctx, managed.NodeAttribute)
+	if err != nil {
+		return err
+	}
+	if len(current.Weights) > 0 {
+		if err := osClient.DeleteSearchWeights(ctx, current.Version); err != nil {
+			return err
+		}
+	}
+	return osClient.PutPersistentClusterSettings(ctx, map[string]any{awarenessSetting: nil, forcedSetting: nil})
+}
+
+// awarenessAttributes are the awareness attributes the pools' configuration sets, then the
+// per-node one: the persistent setting replaces the configured one while it is set.
+func awarenessAttributes(sc *v1alpha1.SearchCluster) []string {
+	var out []string
+	for _, p := range sc.Spec.Managed.NodePools {
+		for _, a := range strings.Split(p.AdditionalConfig[awarenessSetting], ",") {
+			if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) && a != managed.NodeAttribute {
+				out = append(out, a)
+			}
+		}
+	}
+	return append(out, managed.NodeAttribute)
+}
