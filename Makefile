@@ -7,7 +7,7 @@ $(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(su
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: bench-simd demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -96,3 +96,8 @@ bench: tools real-parts
 	go test ./internal/dataset -run '^$$' -bench . -benchtime 3x
 	go test ./internal/benchrun -run '^$$' -bench LargestAcceptedLocalDataset -benchtime 1x
 	hack/test.sh -run '^$$' -bench . -benchtime 1x ./test/bench
+
+## bench-simd: A/B of the JVM SIMD configurations (avx512, avx2, Panama off) over float,
+## sq7, byte and binary indexes of the same vectors on one local node (about 15 minutes)
+bench-simd: real-parts
+	hack/bench-simd.sh

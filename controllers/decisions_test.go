@@ -64,21 +64,27 @@ func TestSetManagedConditions(t *testing.T) {
 		obs       poolObservation
 		plan      rollout.Plan
 		probe     probeResult
+		simd      string
 		condition string
 		reason    string
 		scheduled metav1.ConditionStatus
 	}{
-		{"an unschedulable pool first", poolObservation{unschedulable: []string{"spr: no node"}, desired: 3, ready: 0}, rollout.Plan{Pending: 1}, ready,
+		{"an unschedulable pool first", poolObservation{unschedulable: []string{"spr: no node"}, desired: 3, ready: 0}, rollout.Plan{Pending: 1}, ready, "pool spr asked for avx512_spr",
 			v1alpha1.ConditionDegraded, v1alpha1.ReasonUnschedulable, metav1.ConditionFalse},
-		{"pods starting", poolObservation{desired: 3, ready: 2}, rollout.Plan{Pending: 1}, ready,
+		{"pods starting", poolObservation{desired: 3, ready: 2}, rollout.Plan{Pending: 1}, ready, "",
 			v1alpha1.ConditionProgressing, v1alpha1.ReasonPodsStarting, metav1.ConditionTrue},
-		{"a rolling restart", poolObservation{desired: 3, ready: 3}, rollout.Plan{Pending: 2, BlockedBy: "cluster_health"}, ready,
+		{"a rolling restart", poolObservation{desired: 3, ready: 3}, rollout.Plan{Pending: 2, BlockedBy: "cluster_health"}, ready, "",
 			v1alpha1.ConditionProgressing, v1alpha1.ReasonRollingRestart, metav1.ConditionTrue},
-		{"then what OpenSearch says", poolObservation{desired: 3, ready: 3}, rollout.Plan{}, ready,
+		{"a pool on CPUs without its SIMD level", poolObservation{desired: 3, ready: 3}, rollout.Plan{}, ready, "pool spr asked for avx512_spr but its nodes' CPUs have avx512",
+			v1alpha1.ConditionDegraded, v1alpha1.ReasonSIMDUnavailable, metav1.ConditionTrue},
+		{"what OpenSearch says when it is worse", poolObservation{desired: 3, ready: 3}, rollout.Plan{},
+			probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonClusterRed, message: "red"}, "pool spr asked for avx512_spr but its nodes' CPUs have avx512",
+			v1alpha1.ConditionDegraded, v1alpha1.ReasonClusterRed, metav1.ConditionTrue},
+		{"then what OpenSearch says", poolObservation{desired: 3, ready: 3}, rollout.Plan{}, ready, "",
 			v1alpha1.ConditionReady, v1alpha1.ReasonReconciled, metav1.ConditionTrue},
 	} {
 		sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
-		setManagedConditions(sc, tc.obs, tc.plan, tc.probe)
+		setManagedConditions(sc, tc.obs, tc.plan, tc.probe, tc.simd)
 		c := meta.FindStatusCondition(sc.Status.Conditions, tc.condition)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tc.reason || c.ObservedGeneration != 4 {
 			t.Errorf("%s: %s = %+v, want True with %s", tc.name, tc.condition, c, tc.reason)

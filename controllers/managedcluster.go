@@ -119,6 +119,8 @@ type managedRun struct {
 	// health is the cluster as the planners see it, read once per reconcile when a
 	// removal or a restart is decided (clusterHealth).
 	health *rollout.Health
+	// simdUnavailable says which pools' nodes lack the SIMD level they asked for.
+	simdUnavailable string
 }
 
 // clusterHealth reads the shard table and voting configuration the first time a planner
@@ -155,7 +157,7 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			return steps.Continue()
 		}},
 		{Name: "observe variants", Run: func(ctx context.Context, m *managedRun) steps.Result {
-			observeVariants(m.sc, m.obs, m.probe.nodes)
+			m.simdUnavailable = observeVariants(m.sc, m.obs, m.probe.nodes)
 			return steps.Continue()
 		}},
 		steps.Fallible("apply disruption budget", func(ctx context.Context, m *managedRun) error {
@@ -171,7 +173,7 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			return r.syncDrains(ctx, m.sc, m.obs, m.drain)
 		}),
 		{Name: "set conditions", Run: func(_ context.Context, m *managedRun) steps.Result {
-			setManagedConditions(m.sc, m.obs, m.plan, m.probe)
+			setManagedConditions(m.sc, m.obs, m.plan, m.probe, m.simdUnavailable)
 			if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || m.sc.Status.AllocationRestricted ||
 				m.sc.Status.ScaleDown != nil || len(m.sc.Status.DrainingNodes) > 0 {
 				// Pods starting, rolling or leaving: pod events wake the reconcile too, but
@@ -362,30 +364,59 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 	return obs, nil
 }
 
-// observeVariants puts which of each pool's nodes joined the cluster and which k-NN
-// library variant they run with, from the nodes the probe read, into status.pools. When
-// the probe could not read them both stay absent: status says what the cluster said, never
-// what the operator meant it to say.
-func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []opensearch.NodeVariant) {
+// observeVariants records in status.pools what the pools' OpenSearch nodes report in
+// nodes (the probe's reading): how many joined, the CPU level each found where it started,
+// the k-NN library variant and the Lucene vector code they run. It returns why the
+// cluster is Degraded when a pool's nodes lack the SIMD level it asked for, "" otherwise.
+func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []opensearch.NodeVariant) (simdUnavailable string) {
 	if nodes == nil {
-		return // the probe found OpenSearch unreachable
+		return "" // the probe found OpenSearch unreachable
 	}
+	asked := map[string]v1alpha1.SIMDLevel{}
+	for _, p := range sc.Spec.Managed.NodePools {
+		asked[p.Name] = p.SIMD
+	}
+	var short []string
 	for i := range sc.Status.Pools {
 		pool := &sc.Status.Pools[i]
-		var levels []string
+		var levels, cpus, vectors []string
 		for _, n := range nodes {
 			if n.Attributes[managed.PoolAttribute] != pool.Name {
 				continue
 			}
-			cpu, ok := obs.cpu[n.Name]
-			if !ok {
+			// The node's own reading of its CPU; the Kubernetes node's labels for nodes
+			// started before it was rendered.
+			cpu, detected := n.Attributes[managed.CPUAttribute]
+			if detected {
+				cpus = append(cpus, cpu)
+			} else if cpu, detected = obs.cpu[n.Name]; !detected {
 				cpu = simd.Unknown
 			}
 			levels = append(levels, simd.Loaded(cpu, func(s string) bool { return slices.Contains(n.Disabled, s) }))
+			vectors = append(vectors, simd.LuceneVector(n.JVMArguments, cpu))
 		}
 		pool.OpenSearchNodes = ptr.To(int32(len(levels)))
 		pool.SIMD = simd.Common(levels)
+		pool.CPUSIMD = simd.Common(cpus)
+		pool.LuceneVector = ""
+		if len(vectors) > 0 {
+			pool.LuceneVector = vectors[0]
+			if slices.ContainsFunc(vectors, func(v string) bool { return v != vectors[0] }) {
+				pool.LuceneVector = "mixed"
+			}
+		}
+		if lacks(pool.CPUSIMD, string(asked[pool.Name])) {
+			short = append(short, fmt.Sprintf("pool %s asked for %s but its nodes' CPUs have %s", pool.Name, asked[pool.Name], pool.CPUSIMD))
+		}
 	}
+	return strings.Join(short, "; ")
+}
+
+// lacks: a CPU of level have cannot run level want (both known levels of the table).
+func lacks(have, want string) bool {
+	hArch, hRank, hok := simd.Rank(have)
+	wArch, wRank, wok := simd.Rank(want)
+	return hok && wok && (hArch != wArch || hRank < wRank)
 }
 
 // nodeSIMD is the SIMD level a node's labels show. Nodes are read directly, as metadata,
@@ -577,7 +608,7 @@ func (r *SearchClusterReconciler) health() HealthSource {
 
 // setManagedConditions: unschedulable pods first (they need a person or an autoscaler),
 // then pods starting, then a rollout, then what OpenSearch itself says.
-func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult) {
+func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult, simdUnavailable string) {
 	scheduled := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReconciled,
 		Message: "every pod has a node", ObservedGeneration: sc.Generation}
 	if len(obs.unschedulable) > 0 {
@@ -606,6 +637,11 @@ func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan 
 			reason = v1alpha1.ReasonUpgradePaused
 		}
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, reason, msg)
+	case simdUnavailable != "" && probe.state != conditions.Degraded:
+		// The cluster serves, on slower vector code than asked for: the pods landed on
+		// machines the pool's placement let through (a wrong label, a pin on instance
+		// types).
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonSIMDUnavailable, simdUnavailable)
 	default:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
 	}

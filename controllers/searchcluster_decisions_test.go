@@ -139,7 +139,7 @@ func TestObserveVariants(t *testing.T) {
 			"data": {Name: "data"}, "managers": {Name: "managers"},
 		}},
 	} {
-		sc := &v1alpha1.SearchCluster{}
+		sc := &v1alpha1.SearchCluster{Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{}}}
 		sc.Status.Pools = pools()
 		probe := reconcilerWith(&tc.f).probe(context.Background(), sc)
 		observeVariants(sc, obs, probe.nodes)
@@ -150,6 +150,41 @@ func TestObserveVariants(t *testing.T) {
 					ptr.Deref(p.OpenSearchNodes, -1), want.SIMD, ptr.Deref(want.OpenSearchNodes, -1))
 			}
 		}
+	}
+}
+
+// TestObserveCPU: each node's own reading of its CPU (the node attribute) is the pool's
+// cpuSIMD, wins over the Kubernetes node's labels for the k-NN variant, and with the JVM
+// arguments gives the Lucene vector code; a pool whose nodes lack the level it asked for
+// is reported.
+func TestObserveCPU(t *testing.T) {
+	node := func(name, pool, cpu string, jvm []string) opensearch.NodeVariant {
+		return opensearch.NodeVariant{Name: name, Attributes: map[string]string{managed.PoolAttribute: pool, managed.CPUAttribute: cpu}, JVMArguments: jvm}
+	}
+	wide, narrow := simd.JVMOptions(v1alpha1.SIMDAVX512SPR), simd.JVMOptions(v1alpha1.SIMDAVX2)
+	nodes := []opensearch.NodeVariant{
+		node("v-spr-0", "spr", "avx512_spr", wide),
+		node("v-spr-1", "spr", "avx512", wide),
+		node("v-small-0", "small", "avx512_spr", narrow),
+		node("v-small-1", "small", "avx512_spr", []string{"-Xmx1g"}),
+	}
+	// The labels claim SPR for every node; the nodes know better.
+	obs := poolObservation{cpu: map[string]string{"v-spr-0": "avx512_spr", "v-spr-1": "avx512_spr", "v-small-0": "avx512_spr", "v-small-1": "avx512_spr"}}
+	sc := &v1alpha1.SearchCluster{Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{NodePools: []v1alpha1.NodePool{
+		{Name: "spr", SIMD: v1alpha1.SIMDAVX512SPR}, {Name: "small", SIMD: v1alpha1.SIMDAVX2}}}}}
+	sc.Status.Pools = []v1alpha1.NodePoolStatus{{Name: "spr"}, {Name: "small"}}
+	msg := observeVariants(sc, obs, nodes)
+	for i, want := range []v1alpha1.NodePoolStatus{
+		{Name: "spr", CPUSIMD: "avx512", SIMD: "avx512", LuceneVector: "panama-512"},
+		{Name: "small", CPUSIMD: "avx512_spr", SIMD: "avx512_spr", LuceneVector: "mixed"},
+	} {
+		got := sc.Status.Pools[i]
+		if got.CPUSIMD != want.CPUSIMD || got.SIMD != want.SIMD || got.LuceneVector != want.LuceneVector {
+			t.Errorf("pool %s: cpuSIMD %q simd %q luceneVector %q; want %q %q %q", want.Name, got.CPUSIMD, got.SIMD, got.LuceneVector, want.CPUSIMD, want.SIMD, want.LuceneVector)
+		}
+	}
+	if want := "pool spr asked for avx512_spr but its nodes' CPUs have avx512"; msg != want {
+		t.Errorf("SIMD shortfall %q, want %q (and nothing of pool small, whose CPUs exceed avx2)", msg, want)
 	}
 }
 

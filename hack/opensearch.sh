@@ -8,6 +8,8 @@
 # Each node has its own folder under bin/run/opensearch-NAME (config, data, log, pid, ports).
 # Settings appended to opensearch.yml: the file named by OPENSEARCH_EXTRA_CONFIG, if set.
 # Secure settings (keystore): key=value lines in the file named by OPENSEARCH_KEYSTORE, if set.
+# JVM vector options: OPENSEARCH_VECTOR_OPTS, if set (empty: Lucene's scalar vector code),
+# else the vector module (Panama) at the CPU's widest vectors.
 # start waits for health yellow; OPENSEARCH_WAIT_FOR=http waits only for an HTTP answer (a
 # node whose indexes are red, e.g. after losing its data, until they are restored).
 set -euo pipefail
@@ -74,8 +76,10 @@ start() {
   fi
   : >"$run/opensearch.log"
   # --add-modules jdk.incubator.vector turns on Lucene's SIMD (Panama) vector code.
+  local vector_opts
+  read -ra vector_opts <<<"${OPENSEARCH_VECTOR_OPTS---add-modules=jdk.incubator.vector}"
   setsid "${as_user[@]}" "$java" -Xms"$OPENSEARCH_HEAP" -Xmx"$OPENSEARCH_HEAP" \
-    --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+    "${vector_opts[@]}" --enable-native-access=ALL-UNNAMED \
     -XX:+UseG1GC -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$run/tmp" \
     -Dlog4j2.disable.jmx=true -Dlog4j.shutdownHookEnabled=false \
     -Dopensearch.path.home="$home" -Dopensearch.path.conf="$run/config" \

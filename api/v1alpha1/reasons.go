@@ -109,9 +109,11 @@ const (
 	ReasonSnapshotNotFound      = "SnapshotNotFound"
 	ReasonSnapshotNotReady      = "SnapshotNotReady"
 	// ReasonSnapshotPartial: a snapshot ended PARTIAL: some shards were not saved.
-	ReasonSnapshotPartial   = "SnapshotPartial"
-	ReasonSnapshotPruned    = "SnapshotPruned"
-	ReasonSnapshotRetained  = "SnapshotRetained"
+	ReasonSnapshotPartial  = "SnapshotPartial"
+	ReasonSnapshotPruned   = "SnapshotPruned"
+	ReasonSnapshotRetained = "SnapshotRetained"
+	// ReasonSIMDUnavailable: a pool's nodes report a CPU without the SIMD level it asked for.
+	ReasonSIMDUnavailable   = "SIMDUnavailable"
 	ReasonSnapshotScheduled = "SnapshotScheduled"
 	ReasonSnapshotStalled   = "SnapshotStalled"
 	ReasonSnapshotStarted   = "SnapshotStarted"

@@ -506,6 +506,19 @@ type NodePoolStatus struct {
 	// is left. Absent while OpenSearch has not been read.
 	// +optional
 	SIMD string `json:"simd,omitempty"`
+	// cpuSIMD is the best instruction set the CPUs of the pool's OpenSearch nodes have, as
+	// each node found it in /proc/cpuinfo where it started (node attribute
+	// vectorpilot_cpu, read from _nodes); the lowest when nodes differ. A level below the
+	// pool's simd makes the cluster Degraded (reason SIMDUnavailable). Absent while
+	// OpenSearch has not been read.
+	// +optional
+	CPUSIMD string `json:"cpuSIMD,omitempty"`
+	// luceneVector is the vector code Lucene runs on the pool's nodes, from the JVM
+	// arguments they report (_nodes) and their CPU: panama-512, panama-256 or panama-128
+	// (the Panama vector API at that width), panama (width unknown) or scalar (the vector
+	// module is off); mixed when nodes differ.
+	// +optional
+	LuceneVector string `json:"luceneVector,omitempty"`
 	// openSearchNodes is the number of the pool's nodes in the OpenSearch cluster, as
 	// OpenSearch lists them. Absent while OpenSearch has not been read.
 	// +optional

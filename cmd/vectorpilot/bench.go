@@ -15,7 +15,7 @@ import (
 
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmark k-NN indexes"}
-	cmd.AddCommand(newBenchLoadCommand(), newBenchSweepCommand())
+	cmd.AddCommand(newBenchLoadCommand(), newBenchSweepCommand(), newBenchRepresentationsCommand(), newBenchSIMDCompareCommand(), newBenchJVMOptionsCommand())
 	cmd.AddCommand(newBenchStepCommands()...)
 	return cmd
 }

@@ -62,6 +62,15 @@ type SweepConfig struct {
 	Warmup, Duration time.Duration
 	// OnCell, when set, is called as each cell completes.
 	OnCell func(Cell)
+	// Body builds the search of one query vector; nil is an approximate k-NN query.
+	Body func(vector []float32, k int) any
+}
+
+func (cfg SweepConfig) body(vector []float32) any {
+	if cfg.Body != nil {
+		return cfg.Body(vector, cfg.K)
+	}
+	return opensearch.KNNQuery(cfg.Field, vector, cfg.K)
 }
 
 // Sweep measures every slice setting under every client level, one cell at a time (cells
@@ -188,7 +197,7 @@ func runClients(ctx context.Context, c *opensearch.Client, cfg SweepConfig, n in
 			p := partial{hist: newHistogram()}
 			for q := i; time.Now().Before(deadline); q = (q + n) % cfg.Queries.Len() {
 				t0 := time.Now()
-				res, err := c.Search(ctx, cfg.Index, opensearch.KNNQuery(cfg.Field, cfg.Queries.At(q), cfg.K))
+				res, err := c.Search(ctx, cfg.Index, cfg.body(cfg.Queries.At(q)))
 				if err != nil {
 					p.err = fmt.Errorf("query %d: %w", q, err)
 					cancel()

@@ -407,7 +407,6 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 		},
 		Resources: p.Resources,
 		VolumeMounts: []corev1.VolumeMount{
-			{Name: "config", MountPath: homeDir + "/config/" + configFile, SubPath: configFile, ReadOnly: true},
 			{Name: "data", MountPath: dataDir},
 		},
 		// Started: the HTTP port answers. Ready: the node has joined a cluster with an
@@ -447,6 +446,9 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer {
 		initContainers = append(initContainers, maxMapCountInit(image))
 	}
+	nodeConfig, cpuInit := cpuDetectPod(image, &container)
+	volumes = append(volumes, nodeConfig)
+	initContainers = append(initContainers, cpuInit)
 	annotations := map[string]string{
 		ConfigHashAnnotation: ConfigHash(image, config, javaOpts),
 		VersionAnnotation:    sc.Spec.Managed.Version,

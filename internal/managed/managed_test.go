@@ -330,7 +330,7 @@ func TestMMapModes(t *testing.T) {
 		ss := statefulSet(sc, pool, "vec-cm", nil, cfg, SecurityRevision{})
 		var inits []corev1.Container
 		for _, c := range ss.Spec.Template.Spec.InitContainers {
-			if c.Name != SecurityPluginCheck {
+			if c.Name != SecurityPluginCheck && c.Name != cpuInitName {
 				inits = append(inits, c)
 			}
 		}

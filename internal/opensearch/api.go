@@ -408,3 +408,41 @@ func (c *Client) PutSearchWeights(ctx context.Context, attribute string, weights
 func (c *Client) DeleteSearchWeights(ctx context.Context, version int64) error {
 	return c.do(ctx, http.MethodDelete, "/_cluster/routing/awareness/weights", map[string]any{"_version": version}, nil)
 }
+
+// ExactKNNQuery is a brute-force k-NN query: the k-NN plugin's scoring script over every
+// document, the exact counterpart of KNNQuery. space is the field's space type.
+func ExactKNNQuery(field string, vector []float32, k int, space string) map[string]any {
+	return map[string]any{
+		"size":    k,
+		"_source": false,
+		"query": map[string]any{"script_score": map[string]any{
+			"query": map[string]any{"match_all": map[string]any{}},
+			"script": map[string]any{"source": "knn_score", "lang": "knn",
+				"params": map[string]any{"field": field, "query_value": vector, "space_type": space}},
+		}},
+	}
+}
+
+// SegmentFileBytes are the bytes of an index's primary segment files by Lucene file
+// extension (vec: raw vectors, veq: quantized vectors, vex: the HNSW graph, …).
+func (c *Client) SegmentFileBytes(ctx context.Context, name string) (map[string]int64, error) {
+	var stats struct {
+		All struct {
+			Primaries struct {
+				Segments struct {
+					FileSizes map[string]struct {
+						SizeInBytes int64 `json:"size_in_bytes"`
+					} `json:"file_sizes"`
+				} `json:"segments"`
+			} `json:"primaries"`
+		} `json:"_all"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/segments?include_segment_file_sizes=true", nil, &stats); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for ext, f := range stats.All.Primaries.Segments.FileSizes {
+		out[ext] = f.SizeInBytes
+	}
+	return out, nil
+}

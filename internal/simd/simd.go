@@ -52,6 +52,9 @@ type Capability struct {
 	// CPUID are the node-feature-discovery features the k-NN plugin checks for the level
 	// (it reads the same flags from /proc/cpuinfo).
 	CPUID []string
+	// CPUInfo are the same features as /proc/cpuinfo names them (flags on x86, Features
+	// on arm64), which a node checks itself at start (DetectScript).
+	CPUInfo []string
 	// Families are AWS instance families whose every size has the level.
 	Families []string
 	// Setting is the k-NN setting that switches this level's library off.
@@ -80,18 +83,20 @@ var avx512Families = []string{"c5", "c5d", "c5n", "m5", "m5d", "m5dn", "m5n", "m
 var avx2Families = []string{"c4", "m4", "r4", "t3", "t3a", "c5a", "c5ad", "m5a", "m5ad", "r5a", "r5ad", "c6a", "m6a", "r6a", "hpc6a"}
 
 var table = []Capability{
-	{Level: v1alpha1.SIMDAVX2, rank: 1, Arch: "amd64", CPUID: []string{"AVX2"}, Setting: SettingAVX2Disabled,
+	{Level: v1alpha1.SIMDAVX2, rank: 1, Arch: "amd64", CPUID: []string{"AVX2"}, CPUInfo: []string{"avx2"}, Setting: SettingAVX2Disabled,
 		Families: concat(avx2Families, avx512Families, sprFamilies),
 		Disabled: []string{SettingAVX512Disabled, SettingAVX512SPRDisabled},
 		JVM:      []string{"-XX:UseAVX=2"}},
-	{Level: v1alpha1.SIMDAVX512, rank: 2, Arch: "amd64", CPUID: []string{"AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW"}, Setting: SettingAVX512Disabled,
+	{Level: v1alpha1.SIMDAVX512, rank: 2, Arch: "amd64", CPUID: []string{"AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW"},
+		CPUInfo: []string{"avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw"}, Setting: SettingAVX512Disabled,
 		Families: concat(avx512Families, sprFamilies),
 		Disabled: []string{SettingAVX512SPRDisabled},
 		JVM:      []string{"-XX:UseAVX=3"}},
-	{Level: v1alpha1.SIMDAVX512SPR, rank: 3, Arch: "amd64", CPUID: []string{"AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"}, Setting: SettingAVX512SPRDisabled,
+	{Level: v1alpha1.SIMDAVX512SPR, rank: 3, Arch: "amd64", CPUID: []string{"AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"},
+		CPUInfo: []string{"avx512_fp16", "avx512_bf16", "avx512_vpopcntdq"}, Setting: SettingAVX512SPRDisabled,
 		Families: sprFamilies,
 		JVM:      []string{"-XX:UseAVX=3"}},
-	{Level: v1alpha1.SIMDNEON, Arch: "arm64", Families: armFamilies},
+	{Level: v1alpha1.SIMDNEON, Arch: "arm64", CPUInfo: []string{"asimd"}, Families: armFamilies},
 }
 
 func concat(lists ...[]string) []string {
@@ -278,6 +283,30 @@ func Loaded(cpu string, disabled func(setting string) bool) string {
 	return string(best.Level)
 }
 
+// DetectScript is a POSIX shell script that prints the best level the CPU it runs on has,
+// by this table, from the first flags (x86) or Features (arm64) line of /proc/cpuinfo (or
+// the file $CPUINFO names); unknown when none matches. Like Observe, a level needs its own
+// features; the x86 levels are checked in rank order.
+func DetectScript() string {
+	var b strings.Builder
+	b.WriteString(`flags=" $(grep -m1 -E '^(flags|Features)[[:space:]]*:' "${CPUINFO:-/proc/cpuinfo}" | cut -d: -f2) "
+has() { for f in "$@"; do case "$flags" in *" $f "*) ;; *) return 1 ;; esac; done; }
+level=` + Unknown + "\n")
+	for _, c := range table {
+		fmt.Fprintf(&b, "if has %s; then level=%s; fi\n", strings.Join(c.CPUInfo, " "), c.Level)
+	}
+	b.WriteString(`echo "$level"` + "\n")
+	return b.String()
+}
+
+// Rank orders levels by what they need from a CPU: a CPU of a higher rank on the same
+// architecture runs every level of a lower one. ok is false for levels outside the table
+// (auto, unknown, generic).
+func Rank(level string) (arch string, rank int, ok bool) {
+	c, ok := For(v1alpha1.SIMDLevel(level))
+	return c.Arch, c.rank, ok
+}
+
 // Describe is the README table of the levels, one Markdown row per level.
 func Describe() string {
 	var b strings.Builder
@@ -310,4 +339,39 @@ func code(items []string) string {
 		return "—"
 	}
 	return "`" + strings.Join(items, "`, `") + "`"
+}
+
+// LuceneVector is the vector code Lucene runs with a node's JVM arguments on a CPU of level
+// cpu: "scalar" without the vector module, else "panama-<bits>" at the width HotSpot gives
+// vectors — -XX:MaxVectorSize (bytes) or -XX:UseAVX when set (the last one counts, as in
+// the JVM), capped by the CPU — or "panama" when the CPU does not tell.
+func LuceneVector(jvmArgs []string, cpu string) string {
+	module := false
+	bits := 0
+	for i, a := range jvmArgs {
+		switch {
+		case a == LuceneVectorModule || (a == "--add-modules" && i+1 < len(jvmArgs) && strings.Contains(jvmArgs[i+1], "jdk.incubator.vector")) ||
+			(strings.HasPrefix(a, "--add-modules=") && strings.Contains(a, "jdk.incubator.vector")):
+			module = true
+		case strings.HasPrefix(a, "-XX:UseAVX="):
+			bits = map[string]int{"0": 128, "1": 128, "2": 256, "3": 512}[strings.TrimPrefix(a, "-XX:UseAVX=")]
+		case strings.HasPrefix(a, "-XX:MaxVectorSize="):
+			var n int
+			if _, err := fmt.Sscan(strings.TrimPrefix(a, "-XX:MaxVectorSize="), &n); err == nil {
+				bits = n * 8
+			}
+		}
+	}
+	if !module {
+		return "scalar"
+	}
+	widest := map[string]int{string(v1alpha1.SIMDAVX2): 256, string(v1alpha1.SIMDAVX512): 512,
+		string(v1alpha1.SIMDAVX512SPR): 512, string(v1alpha1.SIMDNEON): 128}[cpu]
+	switch {
+	case widest == 0:
+		return "panama"
+	case bits == 0 || bits > widest:
+		bits = widest
+	}
+	return fmt.Sprintf("panama-%d", bits)
 }

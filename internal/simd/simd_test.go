@@ -2,6 +2,8 @@ package simd
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -207,5 +209,55 @@ func TestREADMEHasTheTable(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), Describe()) {
 		t.Errorf("README.md lacks the current SIMD table; replace it with:\n%s", Describe())
+	}
+}
+
+// TestDetectScript runs the script a node checks its CPU with over /proc/cpuinfo files of
+// each kind of CPU.
+func TestDetectScript(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, cpuinfo, want string
+	}{
+		{"sapphire rapids", "processor\t: 0\nflags\t\t: fpu sse avx avx2 avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16 avx512_vpopcntdq avx512_fp16 amx_tile\n", "avx512_spr"},
+		{"ice lake", "flags\t\t: fpu avx avx2 avx512f avx512dq avx512cd avx512bw avx512vl avx512_vpopcntdq\n", "avx512"},
+		{"zen 3", "flags\t\t: fpu sse avx avx2 fma\n", "avx2"},
+		{"graviton", "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics\n", "neon"},
+		{"old x86", "flags\t\t: fpu sse sse2 avx\n", "unknown"},
+		{"a flag that only starts like one", "flags\t\t: avx2x avx512fx\n", "unknown"},
+		{"only the first CPU's line is read", "flags\t\t: avx2\nflags\t\t: avx2 avx512f avx512dq avx512cd avx512bw avx512vl\n", "avx2"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		if err := os.WriteFile(path, []byte(tc.cpuinfo), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", "-c", DetectScript())
+		cmd.Env = append(os.Environ(), "CPUINFO="+path)
+		out, err := cmd.CombinedOutput()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tc.want {
+			t.Errorf("%s: %q (%v), want %s", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestLuceneVector(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		cpu  string
+		want string
+	}{
+		{JVMOptions(v1alpha1.SIMDAVX512), "avx512_spr", "panama-512"},
+		{JVMOptions(v1alpha1.SIMDAVX2), "avx512_spr", "panama-256"},
+		{JVMOptions(v1alpha1.SIMDAVX512), "avx2", "panama-256"}, // the CPU caps it
+		{JVMOptions(v1alpha1.SIMDAuto), "avx512", "panama-512"},
+		{JVMOptions(v1alpha1.SIMDNEON), "neon", "panama-128"},
+		{[]string{"-Xmx1g", "-XX:UseAVX=2"}, "avx512", "scalar"},
+		{[]string{"--add-modules", "jdk.incubator.vector", "-XX:MaxVectorSize=16"}, "avx512", "panama-128"},
+		{[]string{LuceneVectorModule, "-XX:UseAVX=2", "-XX:UseAVX=3"}, "avx512", "panama-512"}, // the last counts
+		{JVMOptions(v1alpha1.SIMDAVX512), Unknown, "panama"},
+	} {
+		if got := LuceneVector(tc.args, tc.cpu); got != tc.want {
+			t.Errorf("%v on %s: %s, want %s", tc.args, tc.cpu, got, tc.want)
+		}
 	}
 }

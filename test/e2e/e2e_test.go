@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -199,7 +200,16 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 		} `json:"nodes"`
 	}
 	getJSON(t, base+"/_nodes/settings,jvm", &nodes)
+	// What the nodes' init container must find: this machine's CPU, by the same script.
+	out, err := exec.Command("sh", "-c", simd.DetectScript()).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	machineCPU := strings.TrimSpace(string(out))
 	for _, n := range nodes.Nodes {
+		if got := n.Attributes[managed.CPUAttribute]; got != machineCPU {
+			t.Errorf("node %s: attribute %s=%q, want %s (this machine's /proc/cpuinfo)", n.Name, managed.CPUAttribute, got, machineCPU)
+		}
 		if got := n.Attributes["vectorpilot_simd"]; got != string(pool.SIMD) {
 			t.Errorf("node %s: attribute vectorpilot_simd=%q, want %s", n.Name, got, pool.SIMD)
 		}
@@ -217,17 +227,19 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	}
 	// status.pools says what OpenSearch reports: every node of the pool joined, and the
 	// variant their settings leave on this machine's CPU.
-	cpu := simd.Observe(nodeLabels(t))
-	wantSIMD := simd.Loaded(cpu, func(s string) bool { return simd.KNNSettings(pool.SIMD)[s] == "true" })
+	wantSIMD := simd.Loaded(machineCPU, func(s string) bool { return simd.KNNSettings(pool.SIMD)[s] == "true" })
+	wantVector := simd.LuceneVector(simd.JVMOptions(pool.SIMD), machineCPU)
+	labelled := simd.Observe(nodeLabels(t))
 	waitFor(t, time.Minute, "status.pools to report the live nodes", func() (bool, string) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
 			t.Fatal(err)
 		}
 		p := sc.Status.Pools[0]
-		return p.OpenSearchNodes != nil && *p.OpenSearchNodes == pool.Replicas && p.SIMD == wantSIMD,
-			fmt.Sprintf("pool status %+v (openSearchNodes %v), want %d nodes running %s on %s CPUs", p, ptr.Deref(p.OpenSearchNodes, -1), pool.Replicas, wantSIMD, cpu)
+		return p.OpenSearchNodes != nil && *p.OpenSearchNodes == pool.Replicas && p.SIMD == wantSIMD && p.CPUSIMD == machineCPU && p.LuceneVector == wantVector && p.NodeSIMD == labelled,
+			fmt.Sprintf("pool status %+v (openSearchNodes %v), want %d nodes running %s and %s on %s CPUs labelled %s", p, ptr.Deref(p.OpenSearchNodes, -1), pool.Replicas, wantSIMD, wantVector, machineCPU, labelled)
 	})
-	t.Logf("status.pools[0]: simd %s (CPU %s), %d OpenSearch nodes", sc.Status.Pools[0].SIMD, sc.Status.Pools[0].NodeSIMD, *sc.Status.Pools[0].OpenSearchNodes)
+	t.Logf("status.pools[0]: simd %s, cpuSIMD %s (labels: %s), luceneVector %s, %d OpenSearch nodes", sc.Status.Pools[0].SIMD, sc.Status.Pools[0].CPUSIMD,
+		sc.Status.Pools[0].NodeSIMD, sc.Status.Pools[0].LuceneVector, *sc.Status.Pools[0].OpenSearchNodes)
 
 	// Every node on its own claim of the default class; the disruption controller counts the
 	// cluster's pods against the operator's budget.
