@@ -33,6 +33,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/dashboards"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -192,6 +193,15 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(testsupport.Root(t), "dashboards", "*.json"))
 	must(t, err)
+	// The metrics' types as Prometheus learnt them from the scrape.
+	metadata, err := prom.API.Metadata(t.Context(), "", "")
+	must(t, err)
+	types := map[string]string{}
+	for name, m := range metadata {
+		if len(m) > 0 {
+			types[name] = string(m[0].Type)
+		}
+	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-12s %-52s %-11s %6s %s\n", "dashboard", "panel", "unit", "series", "sample")
 	for _, f := range files {
@@ -207,12 +217,18 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 				Title       string `json:"title"`
 				FieldConfig struct {
 					Defaults struct {
-						Unit    string `json:"unit"`
-						NoValue string `json:"noValue"`
+						Unit       string `json:"unit"`
+						NoValue    string `json:"noValue"`
+						Thresholds struct {
+							Steps []struct {
+								Value *float64 `json:"value"`
+							} `json:"steps"`
+						} `json:"thresholds"`
 					} `json:"defaults"`
 				} `json:"fieldConfig"`
 				Targets []struct {
-					Expr string `json:"expr"`
+					Expr         string `json:"expr"`
+					LegendFormat string `json:"legendFormat"`
 				} `json:"targets"`
 			} `json:"panels"`
 		}
@@ -229,9 +245,26 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		for _, p := range d.Panels {
+			last := math.Inf(-1)
+			for _, step := range p.FieldConfig.Defaults.Thresholds.Steps {
+				if step.Value != nil && *step.Value < last {
+					t.Errorf("%s / %s: threshold steps out of order (%g after %g)", name, p.Title, *step.Value, last)
+				}
+				if step.Value != nil {
+					last = *step.Value
+				}
+			}
 			for _, target := range p.Targets {
 				if target.Expr == "" {
 					continue
+				}
+				for _, problem := range dashboards.CheckTarget(p.FieldConfig.Defaults.Unit, target.Expr, types) {
+					t.Errorf("%s / %s: %s (%s)", name, p.Title, problem, target.Expr)
+				}
+				for _, u := range dashboards.Metrics(target.Expr) {
+					if types[u.Metric] == "" {
+						t.Errorf("%s / %s: Prometheus has no type for %s, so its use cannot be judged", name, p.Title, u.Metric)
+					}
 				}
 				expr := expand(target.Expr, vars)
 				samples, err := instantQuery(t, prom, expr)
@@ -246,10 +279,22 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 					t.Errorf("%s / %s: No data from %s", name, p.Title, expr)
 				default:
 					sample = strconv.FormatFloat(float64(samples[0].Value), 'g', 4, 64)
+					var values []float64
 					for _, s := range samples {
 						if v := float64(s.Value); math.IsNaN(v) || math.IsInf(v, 0) {
 							t.Errorf("%s / %s: %v for %v from %s", name, p.Title, v, s.Metric, expr)
 						}
+						values = append(values, float64(s.Value))
+						// The legend names labels the series really carry, or Grafana draws
+						// them blank (and every line of the panel alike).
+						for _, l := range dashboards.LegendLabels(target.LegendFormat) {
+							if s.Metric[model.LabelName(l)] == "" {
+								t.Errorf("%s / %s: legend %q names %s, which series %v lacks", name, p.Title, target.LegendFormat, l, s.Metric)
+							}
+						}
+					}
+					for _, problem := range dashboards.CheckValues(p.FieldConfig.Defaults.Unit, values) {
+						t.Errorf("%s / %s: %s (%s)", name, p.Title, problem, expr)
 					}
 				}
 				fmt.Fprintf(&table, "%-12s %-52.52s %-11s %6d %s\n", name, p.Title, p.FieldConfig.Defaults.Unit, len(samples), sample)
@@ -257,6 +302,14 @@ func checkPanels(t *testing.T, prom *devenv.Prometheus) {
 		}
 	}
 	t.Logf("dashboard panels against a real Prometheus:\n%s", table.String())
+	// The alert rules read the same metrics: no counter without rate, no rate over a gauge.
+	for _, g := range vptest.LoadRules(t).Spec.Groups {
+		for _, r := range g.Rules {
+			for _, problem := range dashboards.CheckTarget("", r.Expr.String(), types) {
+				t.Errorf("alert %s: %s (%s)", r.Alert, problem, r.Expr.String())
+			}
+		}
+	}
 }
 
 // resolveVariable answers a Grafana label_values(selector, label) variable: the label's
