@@ -498,8 +498,9 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		// that fails keeps status.allocationRestricted, so it is retried on every reconcile
 		// until it succeeds, rollout or not; its health holds restarts meanwhile.
 		if err := r.endRestart(ctx, sc); err != nil {
-			logf.FromContext(ctx).Info("could not lift the shard allocation restriction yet", "error", err.Error())
-			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonAllocationNotRestored, "Restart", "could not lift cluster.routing.allocation.enable=primaries yet (retrying): %v", err)
+			logf.FromContext(ctx).Info("could not lift the restart's allocation restriction and search weights yet", "error", err.Error())
+			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonAllocationNotRestored, "Restart",
+				"could not lift the restart's cluster.routing.allocation.enable=primaries and search weights yet (retrying): %v", err)
 		} else {
 			sc.Status.AllocationRestricted = false
 		}

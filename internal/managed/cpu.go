@@ -20,16 +20,23 @@ const (
 	nodeConfigDir     = "/tmp/node-config"
 )
 
+// CPUAttributeScript is a shell script that finds the SIMD level of the CPU it runs on
+// (simd.DetectScript) and appends node.attr.vectorpilot_cpu with it to the opensearch.yml
+// at path, before OpenSearch starts.
+func CPUAttributeScript(path string) string {
+	return fmt.Sprintf(`level=$(
+%s)
+printf '\n%s: %%s\n' "$level" >> %s
+echo "CPU SIMD level: $level"
+`, simd.DetectScript(), "node.attr."+CPUAttribute, path)
+}
+
 // cpuDetectPod gives the pod an opensearch.yml that is the pool's plus the CPU level of the
 // machine the pod landed on: an init container runs simd.DetectScript there and writes
 // both into an emptyDir, from which the OpenSearch container reads its opensearch.yml.
 func cpuDetectPod(image string, c *corev1.Container) (corev1.Volume, corev1.Container) {
-	script := fmt.Sprintf(`set -eu
-level=$(
-%s)
-{ cat %[2]s/%[3]s; printf '\n%[4]s: %%s\n' "$level"; } > %[5]s/%[3]s
-echo "CPU SIMD level: $level"
-`, simd.DetectScript(), configTemplateDir, configFile, "node.attr."+CPUAttribute, nodeConfigDir)
+	script := fmt.Sprintf("set -eu\ncp %s/%s %s/%s\n", configTemplateDir, configFile, nodeConfigDir, configFile) +
+		CPUAttributeScript(nodeConfigDir+"/"+configFile)
 	init := corev1.Container{
 		Name:    cpuInitName,
 		Image:   image,

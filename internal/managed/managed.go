@@ -143,7 +143,6 @@ func labels(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]string {
 // configuration (status.initialClusterManagerNodes) until the cluster has formed, and
 // empty after: a node started later only joins.
 func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []string) (string, error) {
-	m := sc.Spec.Managed
 	settings := map[string]any{
 		"cluster.name":               sc.Name,
 		"node.name":                  "${NODE_NAME}",
@@ -151,24 +150,39 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 		"network.host":               "0.0.0.0",
 		"path.data":                  dataDir,
 		"discovery.seed_hosts":       seedHosts(sc),
-		"node.attr." + PoolAttribute: p.Name,
 		"node.attr." + NodeAttribute: "${NODE_NAME}",
-		"node.attr.vectorpilot_simd": string(simdOf(p)),
 	}
 	if len(initialManagers) > 0 {
 		settings[bootstrapSetting] = initialManagers
-	}
-	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.
-	if m.MMap == "" || m.MMap == v1alpha1.MMapDisabled {
-		settings["node.store.allow_mmap"] = "false"
-	}
-	for k, v := range simd.KNNSettings(simdOf(p)) {
-		settings[k] = v
 	}
 	if SecurityEnabled(sc) {
 		for k, v := range securitySettings(sc) {
 			settings[k] = v
 		}
+	}
+	for k, v := range PoolSettings(sc, p) {
+		settings[k] = v
+	}
+	out, err := yaml.Marshal(settings)
+	return string(out), err
+}
+
+// PoolSettings are the node settings that make a pool what its spec says, whoever runs
+// the nodes (the operator, or the official Helm chart through chart values): its pool and
+// SIMD attributes, the k-NN variant settings of its level, memory mapping, concurrent
+// search, the remote store, the warm file cache, and its additionalConfig last.
+func PoolSettings(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]any {
+	m := sc.Spec.Managed
+	settings := map[string]any{
+		"node.attr." + PoolAttribute: p.Name,
+		"node.attr.vectorpilot_simd": string(SIMDOf(p)),
+	}
+	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.
+	if m.MMap == "" || m.MMap == v1alpha1.MMapDisabled {
+		settings["node.store.allow_mmap"] = "false"
+	}
+	for k, v := range simd.KNNSettings(SIMDOf(p)) {
+		settings[k] = v
 	}
 	if s := m.Search; s != nil && s.ConcurrentSegmentSearch != nil {
 		if mode := s.ConcurrentSegmentSearch.Mode; mode != "" {
@@ -187,11 +201,11 @@ func Config(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, initialManagers []s
 	for k, v := range p.AdditionalConfig {
 		settings[k] = v
 	}
-	out, err := yaml.Marshal(settings)
-	return string(out), err
+	return settings
 }
 
-func simdOf(p v1alpha1.NodePool) v1alpha1.SIMDLevel {
+// SIMDOf is the pool's SIMD level, auto when unset.
+func SIMDOf(p v1alpha1.NodePool) v1alpha1.SIMDLevel {
 	if p.SIMD == "" {
 		return v1alpha1.SIMDAuto
 	}
@@ -215,7 +229,7 @@ func seedHosts(sc *v1alpha1.SearchCluster) []string {
 func JavaOptions(p v1alpha1.NodePool) string {
 	heap := Heap(p)
 	opts := []string{"-Xms" + heap, "-Xmx" + heap}
-	opts = append(opts, simd.JVMOptions(simdOf(p))...)
+	opts = append(opts, simd.JVMOptions(SIMDOf(p))...)
 	if p.JVM != nil {
 		opts = append(opts, p.JVM.ExtraOptions...)
 	}
@@ -431,7 +445,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 		},
 	}
 	affinity := &corev1.Affinity{
-		NodeAffinity: simd.NodeAffinity(simdOf(p), simd.Pins{InstanceTypes: p.InstanceTypes, InstanceFamilies: p.InstanceFamilies}),
+		NodeAffinity: simd.NodeAffinity(SIMDOf(p), simd.Pins{InstanceTypes: p.InstanceTypes, InstanceFamilies: p.InstanceFamilies}),
 		// Spread a pool's nodes over hosts where possible: two copies of a shard on one
 		// host are one failure.
 		PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{

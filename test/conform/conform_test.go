@@ -47,12 +47,14 @@ func stripComments(doc []byte) []byte {
 	return b.Bytes()
 }
 
-// TestSamplesAndSandboxConform: every sample and every manifest the kind sandbox applies.
+// TestSamplesAndSandboxConform: every sample, every manifest the kind sandbox applies, and
+// the vectorpilot objects of the official-chart GitOps example.
 func TestSamplesAndSandboxConform(t *testing.T) {
 	root := testsupport.Root(t)
 	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
 	kind, _ := filepath.Glob(filepath.Join(root, "hack", "kind", "*.yaml"))
 	files = append(files, kind...)
+	files = append(files, filepath.Join(root, "docs", "gitops", "official-chart", "vectorpilot.yaml"))
 	if len(files) < 9 {
 		t.Fatalf("found only %d manifests", len(files))
 	}
