@@ -9,6 +9,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/conform"
 	"github.com/vectorpilot/vectorpilot/test/helmchart"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
@@ -38,6 +39,7 @@ func TestVersionsHaveOneHome(t *testing.T) {
 		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
 		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
 		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
+		{"conform.ArgoCDVersion", conform.ArgoCDVersion, "ARGOCD_VERSION"},
 	} {
 		if c.have != pins[c.pin] {
 			t.Errorf("%s is %q, hack/versions.env pins %s=%q", c.where, c.have, c.pin, pins[c.pin])

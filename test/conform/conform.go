@@ -32,7 +32,12 @@ var Kinds = []string{
 	"vectorpilot.io/v1alpha1/SearchCluster", "vectorpilot.io/v1alpha1/VectorIndex",
 	"vectorpilot.io/v1alpha1/VectorSnapshot", "vectorpilot.io/v1alpha1/SnapshotPolicy",
 	"vectorpilot.io/v1alpha1/BenchmarkRun",
+	"argoproj.io/v1alpha1/Application", "argoproj.io/v1alpha1/ApplicationSet",
 }
+
+// ArgoCDVersion is the Argo CD release whose Application and ApplicationSet CRDs the
+// GitOps examples are validated against (hack/versions.env ARGOCD_VERSION).
+const ArgoCDVersion = "v3.5.7"
 
 // SchemaDir is the folder of the shipped schemas.
 func SchemaDir() string {

@@ -48,13 +48,15 @@ func stripComments(doc []byte) []byte {
 }
 
 // TestSamplesAndSandboxConform: every sample, every manifest the kind sandbox applies, and
-// the vectorpilot objects of the official-chart GitOps example.
+// the Argo CD GitOps examples (Argo CD's own CRD schemas) with their vectorpilot objects.
 func TestSamplesAndSandboxConform(t *testing.T) {
 	root := testsupport.Root(t)
 	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
 	kind, _ := filepath.Glob(filepath.Join(root, "hack", "kind", "*.yaml"))
 	files = append(files, kind...)
-	files = append(files, filepath.Join(root, "docs", "gitops", "official-chart", "vectorpilot.yaml"))
+	gitops, _ := filepath.Glob(filepath.Join(root, "docs", "gitops", "official-chart", "*.yaml"))
+	files = append(files, gitops...)
+	files = append(files, filepath.Join(root, "docs", "gitops", "argocd-application.yaml"))
 	if len(files) < 9 {
 		t.Fatalf("found only %d manifests", len(files))
 	}

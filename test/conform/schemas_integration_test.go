@@ -2,6 +2,7 @@ package conform
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,7 @@ func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }
 func TestShippedSchemasAreCurrent(t *testing.T) {
 	cp := testsupport.ControlPlane(t)
 	installMonitoringCRDs(t, cp.Env)
+	installArgoCDCRDs(t, cp.Env)
 	files, err := Generate(cp.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -136,5 +138,22 @@ func TestManagedClusterObjectsPassServerDryRun(t *testing.T) {
 		if err := c.Create(t.Context(), o, client.DryRunAll); err != nil {
 			t.Errorf("%T %s: %v", o, o.GetName(), err)
 		}
+	}
+}
+
+// installArgoCDCRDs installs Argo CD's Application and ApplicationSet CRDs from the pinned
+// Argo CD module's own manifests (downloaded through the module proxy; not a dependency).
+func installArgoCDCRDs(t *testing.T, env *envtest.Environment) {
+	t.Helper()
+	raw, err := exec.Command("go", "mod", "download", "-json", "github.com/argoproj/argo-cd/v3@"+ArgoCDVersion).Output()
+	var mod struct{ Dir, Error string }
+	if jerr := json.Unmarshal(raw, &mod); err != nil || jerr != nil || mod.Error != "" {
+		t.Fatalf("downloading Argo CD %s: %v %v %s", ArgoCDVersion, err, jerr, mod.Error)
+	}
+	crds := filepath.Join(mod.Dir, "manifests", "crds")
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(crds, "application-crd.yaml"), filepath.Join(crds, "applicationset-crd.yaml"),
+	}}); err != nil {
+		t.Fatal(err)
 	}
 }
