@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
@@ -81,13 +82,19 @@ func newBenchLoadCommand() *cobra.Command {
 	f.StringVar(&url, "url", "http://127.0.0.1:9200", "OpenSearch endpoint")
 	f.StringVar(&index, "index", "", "index to load (must exist with a knn_vector field)")
 	f.StringVar(&field, "field", "embedding", "knn_vector field")
-	f.IntVar(&spec.Count, "count", 10000, "vectors to ingest")
-	f.IntVar(&spec.Queries, "queries", 200, "queries to measure")
-	f.IntVar(&spec.Dim, "dimension", 64, "vector dimension (must match the field)")
-	f.Uint64Var(&spec.Seed, "seed", 1, "generator seed")
+	datasetFlags(f, &spec, dataset.Spec{Count: 10000, Queries: 200, Dim: 64})
 	f.IntVar(&k, "k", 10, "neighbours per query")
 	f.IntVar(&batch, "batch", 500, "vectors per bulk request")
 	f.BoolVar(&ingest, "ingest", true, "ingest the dataset first; false measures an index loaded earlier with the same dataset flags")
 	_ = cmd.MarkFlagRequired("index")
 	return cmd
+}
+
+// datasetFlags are the flags of a generated dataset, with their defaults: the same values
+// give the same vectors, queries and ground truth in every bench command.
+func datasetFlags(f *pflag.FlagSet, spec *dataset.Spec, defaults dataset.Spec) {
+	f.IntVar(&spec.Count, "count", defaults.Count, "vectors in the dataset")
+	f.IntVar(&spec.Queries, "queries", defaults.Queries, "distinct query vectors")
+	f.IntVar(&spec.Dim, "dimension", defaults.Dim, "vector dimension (must match the field of an existing index)")
+	f.Uint64Var(&spec.Seed, "seed", 1, "generator seed")
 }
