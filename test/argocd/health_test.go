@@ -1,0 +1,128 @@
+package argocd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/argoproj/gitops-engine/pkg/health"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	appv1 "github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/argo-cd/v3/util/lua"
+)
+
+const healthKeyPrefix = "resource.customizations.health."
+
+// overrides reads the shipped argocd-cm snippet as Argo CD's settings manager does: a key
+// resource.customizations.health.<group>_<Kind> is the override of <group>/<Kind>.
+func overrides(t *testing.T) map[string]appv1.ResourceOverride {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "gitops", "argocd-cm-health.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Metadata   map[string]string `json:"metadata"`
+		Data       map[string]string `json:"data"`
+	}
+	if err := yaml.UnmarshalStrict(raw, &cm); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "docs", "gitops", "argocd-health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]appv1.ResourceOverride{}
+	for k, v := range cm.Data {
+		if v != string(script) {
+			t.Errorf("%s differs from docs/gitops/argocd-health.lua: regenerate the snippet", k)
+		}
+		gk := strings.Replace(strings.TrimPrefix(k, healthKeyPrefix), "_", "/", 1)
+		out[gk] = appv1.ResourceOverride{HealthLua: v}
+	}
+	return out
+}
+
+type cond struct {
+	typ, status, reason, message string
+	observed                     int64
+}
+
+func object(kind string, generation int64, paused bool, conds ...cond) *unstructured.Unstructured {
+	obj := map[string]any{
+		"apiVersion": "vectorpilot.io/v1alpha1", "kind": kind,
+		"metadata": map[string]any{"name": "x", "namespace": "search", "generation": generation},
+	}
+	if len(conds) > 0 || paused {
+		var list []any
+		for _, c := range conds {
+			list = append(list, map[string]any{"type": c.typ, "status": c.status, "reason": c.reason, "message": c.message,
+				"observedGeneration": c.observed, "lastTransitionTime": "2026-11-23T17:00:00Z"})
+		}
+		if paused {
+			list = append(list, map[string]any{"type": "Paused", "status": "True", "reason": "Paused", "message": "vectorpilot.io/paused is set",
+				"observedGeneration": generation, "lastTransitionTime": "2026-11-23T17:00:00Z"})
+		}
+		obj["status"] = map[string]any{"observedGeneration": generation, "conditions": list}
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// The conditions as the operator writes them: one of Ready, Progressing, Degraded True at
+// a time (internal/conditions), with the reasons of api/v1alpha1/reasons.go.
+func states(gen int64) map[string][]cond {
+	return map[string][]cond{
+		"ready":       {{"Ready", "True", "Reconciled", "green", gen}, {"Progressing", "False", "Reconciled", "", gen}, {"Degraded", "False", "Reconciled", "", gen}},
+		"progressing": {{"Ready", "False", "RollingRestart", "2 pods to restart", gen}, {"Progressing", "True", "RollingRestart", "2 pods to restart", gen}, {"Degraded", "False", "RollingRestart", "", gen}},
+		"degraded":    {{"Ready", "False", "Unreachable", "connection refused", gen}, {"Progressing", "False", "Unreachable", "", gen}, {"Degraded", "True", "Unreachable", "connection refused", gen}},
+		"stale":       {{"Ready", "True", "Reconciled", "green", gen - 1}, {"Progressing", "False", "Reconciled", "", gen - 1}, {"Degraded", "False", "Reconciled", "", gen - 1}},
+	}
+}
+
+// TestHealthWithArgoCDsOwnCode: every kind in every state, through Argo CD's Lua VM as
+// Argo CD runs a resource customization (GetHealthScript finds it by the key, then
+// ExecuteHealthLua).
+func TestHealthWithArgoCDsOwnCode(t *testing.T) {
+	vm := lua.VM{ResourceOverrides: overrides(t)}
+	want := map[string]health.HealthStatusCode{
+		"ready": health.HealthStatusHealthy, "progressing": health.HealthStatusProgressing,
+		"degraded": health.HealthStatusDegraded, "stale": health.HealthStatusProgressing,
+		"paused": health.HealthStatusSuspended, "new": health.HealthStatusProgressing,
+	}
+	var table strings.Builder
+	for _, kind := range []string{"SearchCluster", "VectorIndex", "SnapshotPolicy", "VectorSnapshot", "BenchmarkRun"} {
+		cases := map[string]*unstructured.Unstructured{
+			"paused": object(kind, 3, true, states(3)["ready"]...),
+			"new":    object(kind, 1, false),
+		}
+		for name, conds := range states(3) {
+			cases[name] = object(kind, 3, false, conds...)
+		}
+		for _, name := range []string{"ready", "progressing", "degraded", "stale", "paused", "new"} {
+			obj := cases[name]
+			script, _, err := vm.GetHealthScript(obj)
+			if err != nil || script == "" {
+				t.Fatalf("%s: Argo CD finds no health script (%v): the argocd-cm key is wrong", kind, err)
+			}
+			hs, err := vm.ExecuteHealthLua(obj, script)
+			if err != nil {
+				t.Fatalf("%s %s: %v", kind, name, err)
+			}
+			if hs.Status != want[name] {
+				t.Errorf("%s %s: %s (%s), want %s", kind, name, hs.Status, hs.Message, want[name])
+			}
+			fmt.Fprintf(&table, "%-15s %-12s %-12s %s\n", kind, name, hs.Status, hs.Message)
+		}
+	}
+	t.Logf("Argo CD health:\n%s", table.String())
+	degraded, _ := vm.ExecuteHealthLua(object("VectorIndex", 3, false, states(3)["degraded"]...), overrides(t)["vectorpilot.io/VectorIndex"].HealthLua)
+	if degraded.Message != "Unreachable: connection refused" {
+		t.Errorf("a Degraded VectorIndex says %q, want its reason and message", degraded.Message)
+	}
+}
