@@ -588,16 +588,17 @@ func (r *SearchClusterReconciler) endRestart(ctx context.Context, sc *v1alpha1.S
 	if err != nil {
 		return err
 	}
-	v, err := osClient.PersistentClusterSetting(ctx, rollout.AllocationSetting)
+	// One reading serves both lifts.
+	settings, err := osClient.PersistentClusterSettings(ctx)
 	if err != nil {
 		return err
 	}
-	if v == "primaries" {
+	if settings[rollout.AllocationSetting] == "primaries" {
 		if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil}); err != nil {
 			return err
 		}
 	}
-	return restoreSearchRouting(ctx, osClient)
+	return restoreSearchRouting(ctx, osClient, settings)
 }
 
 func (r *SearchClusterReconciler) health() HealthSource {

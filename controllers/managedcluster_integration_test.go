@@ -22,6 +22,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -473,7 +474,7 @@ func TestManagedRollingRestart(t *testing.T) {
 	go func() {
 		seen := false
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !seen; time.Sleep(50 * time.Millisecond) {
-			v, _ := osClient.PersistentClusterSetting(context.Background(), "cluster.routing.allocation.enable")
+			v, _ := allocationEnable(context.Background(), osClient)
 			seen = v == "primaries"
 		}
 		restricted <- seen
@@ -483,7 +484,7 @@ func TestManagedRollingRestart(t *testing.T) {
 	if !<-restricted {
 		t.Error("shard allocation was never restricted to primaries during the rollout")
 	}
-	if v, err := osClient.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); err != nil || v != "" {
+	if v, err := allocationEnable(t.Context(), osClient); err != nil || v != "" {
 		t.Errorf("after the rollout cluster.routing.allocation.enable = %q (%v), want it reset", v, err)
 	}
 	restarts, worst, managersDown := k.snapshot()
@@ -584,12 +585,12 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 	e.waitEvent(sc.Name, "AllocationNotRestored")
-	if v, _ := osClient.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable"); v != "primaries" {
+	if v, _ := allocationEnable(t.Context(), osClient); v != "primaries" {
 		t.Fatalf("with the line cut the restriction cannot have been lifted, setting is %q", v)
 	}
 	line.restore()
 	e.eventually(30*time.Second, func() (bool, string) {
-		v, err := osClient.PersistentClusterSetting(t.Context(), "cluster.routing.allocation.enable")
+		v, err := allocationEnable(t.Context(), osClient)
 		_ = e.k8s.Get(e.ctx, clientKey(sc), sc)
 		return err == nil && v == "" && !sc.Status.AllocationRestricted, fmt.Sprintf("allocation.enable %q (%v), status.allocationRestricted %v", v, err, sc.Status.AllocationRestricted)
 	})
@@ -600,4 +601,10 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 		err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: managed.NetworkPolicyName(sc)}, &np)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
+}
+
+// allocationEnable is the persistent cluster.routing.allocation.enable, "" when unset.
+func allocationEnable(ctx context.Context, c *opensearch.Client) (string, error) {
+	settings, err := c.PersistentClusterSettings(ctx)
+	return settings[rollout.AllocationSetting], err
 }

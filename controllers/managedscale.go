@@ -157,12 +157,12 @@ func (r *SearchClusterReconciler) syncDrains(ctx context.Context, sc *v1alpha1.S
 	if err != nil {
 		return err
 	}
-	current, err := osClient.PersistentClusterSetting(ctx, rollout.ExcludeSetting)
+	settings, err := osClient.PersistentClusterSettings(ctx)
 	if err != nil {
 		return err
 	}
 	var names []string
-	for _, n := range strings.Split(current, ",") {
+	for _, n := range strings.Split(settings[rollout.ExcludeSetting], ",") {
 		if n = strings.TrimSpace(n); n != "" && !slices.Contains(lift, n) && !slices.Contains(names, n) {
 			names = append(names, n)
 		}

@@ -61,7 +61,7 @@ type clusterAPI interface {
 	NodeVariants(ctx context.Context) ([]opensearch.NodeVariant, error)
 	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
 	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
-	PersistentClusterSetting(ctx context.Context, key string) (string, error)
+	PersistentClusterSettings(ctx context.Context) (map[string]string, error)
 	PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error
 	Flush(ctx context.Context) error
 	Voting(ctx context.Context) (opensearch.Voting, error)

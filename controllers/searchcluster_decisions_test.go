@@ -52,8 +52,8 @@ func (f *fakeCluster) FileCacheNodes(context.Context) ([]opensearch.FileCacheNod
 	return nil, nil
 }
 func (f *fakeCluster) Shards(context.Context) ([]opensearch.ShardCopy, error) { return nil, nil }
-func (f *fakeCluster) PersistentClusterSetting(_ context.Context, key string) (string, error) {
-	return f.settings[key], nil
+func (f *fakeCluster) PersistentClusterSettings(context.Context) (map[string]string, error) {
+	return f.settings, nil
 }
 func (f *fakeCluster) PutPersistentClusterSettings(_ context.Context, s map[string]any) error {
 	f.puts = append(f.puts, s)

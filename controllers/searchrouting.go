@@ -63,11 +63,10 @@ func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.Se
 
 // restoreSearchRouting removes what routeSearchesAway set, once every node is back: the
 // weights, then the awareness settings (the pools' own awareness attributes from their
-// configuration apply again).
-func restoreSearchRouting(ctx context.Context, osClient clusterAPI) error {
-	attrs, err := osClient.PersistentClusterSetting(ctx, awarenessSetting)
-	if err != nil || !slices.Contains(strings.Split(attrs, ","), managed.NodeAttribute) {
-		return err
+// configuration apply again). settings are the persistent cluster settings as just read.
+func restoreSearchRouting(ctx context.Context, osClient clusterAPI, settings map[string]string) error {
+	if !slices.Contains(strings.Split(settings[awarenessSetting], ","), managed.NodeAttribute) {
+		return nil
 	}
 	current, err := osClient.SearchWeights(ctx, managed.NodeAttribute)
 	if err != nil {

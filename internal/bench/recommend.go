@@ -119,8 +119,9 @@ func Ratios(variants []VariantResult, baseline string) []Ratio {
 			continue
 		}
 		for _, r := range v.Results {
+			cells := r.cells()
 			for _, name := range cellOrder {
-				c, ok := r.cells()[name]
+				c, ok := cells[name]
 				b, bok := baseCells[r.Name][name]
 				if !ok || !bok || b.QPS == 0 || c.P90Ms == 0 {
 					continue

@@ -362,18 +362,20 @@ func (c *Client) PutPersistentClusterSettings(ctx context.Context, settings map[
 	return c.do(ctx, http.MethodPut, "/_cluster/settings", map[string]any{"persistent": settings}, nil)
 }
 
-// PersistentClusterSetting reads one persistent cluster setting, "" when unset.
-func (c *Client) PersistentClusterSetting(ctx context.Context, key string) (string, error) {
+// PersistentClusterSettings reads the persistent cluster settings, flat (a missing key is
+// an unset setting).
+func (c *Client) PersistentClusterSettings(ctx context.Context) (map[string]string, error) {
 	var out struct {
 		Persistent map[string]any `json:"persistent"`
 	}
 	if err := c.do(ctx, http.MethodGet, "/_cluster/settings?flat_settings=true", nil, &out); err != nil {
-		return "", err
+		return nil, err
 	}
-	if v, ok := out.Persistent[key]; ok {
-		return fmt.Sprint(v), nil
+	settings := make(map[string]string, len(out.Persistent))
+	for k, v := range out.Persistent {
+		settings[k] = fmt.Sprint(v)
 	}
-	return "", nil
+	return settings, nil
 }
 
 // Flush flushes every index, so a restarted node recovers its shards from disk quickly.

@@ -65,6 +65,9 @@ type Capability struct {
 	// JVM are JVM options for the level: HotSpot's vector width follows -XX:UseAVX, and
 	// with it Lucene's preferred vector size.
 	JVM []string
+	// VectorBits is the widest vector register of a CPU of the level, the most HotSpot
+	// gives Lucene's Panama code there.
+	VectorBits int
 }
 
 // armFamilies are AWS Graviton families; all arm64 server CPUs have NEON.
@@ -86,17 +89,17 @@ var table = []Capability{
 	{Level: v1alpha1.SIMDAVX2, rank: 1, Arch: "amd64", CPUID: []string{"AVX2"}, CPUInfo: []string{"avx2"}, Setting: SettingAVX2Disabled,
 		Families: concat(avx2Families, avx512Families, sprFamilies),
 		Disabled: []string{SettingAVX512Disabled, SettingAVX512SPRDisabled},
-		JVM:      []string{"-XX:UseAVX=2"}},
+		JVM:      []string{"-XX:UseAVX=2"}, VectorBits: 256},
 	{Level: v1alpha1.SIMDAVX512, rank: 2, Arch: "amd64", CPUID: []string{"AVX512F", "AVX512CD", "AVX512VL", "AVX512DQ", "AVX512BW"},
 		CPUInfo: []string{"avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw"}, Setting: SettingAVX512Disabled,
 		Families: concat(avx512Families, sprFamilies),
 		Disabled: []string{SettingAVX512SPRDisabled},
-		JVM:      []string{"-XX:UseAVX=3"}},
+		JVM:      []string{"-XX:UseAVX=3"}, VectorBits: 512},
 	{Level: v1alpha1.SIMDAVX512SPR, rank: 3, Arch: "amd64", CPUID: []string{"AVX512FP16", "AVX512BF16", "AVX512VPOPCNTDQ"},
 		CPUInfo: []string{"avx512_fp16", "avx512_bf16", "avx512_vpopcntdq"}, Setting: SettingAVX512SPRDisabled,
 		Families: sprFamilies,
-		JVM:      []string{"-XX:UseAVX=3"}},
-	{Level: v1alpha1.SIMDNEON, Arch: "arm64", CPUInfo: []string{"asimd"}, Families: armFamilies},
+		JVM:      []string{"-XX:UseAVX=3"}, VectorBits: 512},
+	{Level: v1alpha1.SIMDNEON, Arch: "arm64", CPUInfo: []string{"asimd"}, Families: armFamilies, VectorBits: 128},
 }
 
 func concat(lists ...[]string) []string {
@@ -365,8 +368,8 @@ func LuceneVector(jvmArgs []string, cpu string) string {
 	if !module {
 		return "scalar"
 	}
-	widest := map[string]int{string(v1alpha1.SIMDAVX2): 256, string(v1alpha1.SIMDAVX512): 512,
-		string(v1alpha1.SIMDAVX512SPR): 512, string(v1alpha1.SIMDNEON): 128}[cpu]
+	c, _ := For(v1alpha1.SIMDLevel(cpu))
+	widest := c.VectorBits
 	switch {
 	case widest == 0:
 		return "panama"

@@ -17,13 +17,58 @@ import (
 
 const healthKeyPrefix = "resource.customizations.health."
 
+// kinds are vectorpilot's kinds, each with the one health script.
+var kinds = []string{"SearchCluster", "VectorIndex", "SnapshotPolicy", "VectorSnapshot", "BenchmarkRun"}
+
+// snippetHeader opens docs/gitops/argocd-cm-health.yaml.
+const snippetHeader = `# Argo CD health checks for vectorpilot's kinds: merge into the argocd-cm ConfigMap
+# (kubectl -n argocd patch configmap argocd-cm --patch-file docs/gitops/argocd-cm-health.yaml).
+# Without them Argo CD shows every vectorpilot object Healthy as soon as it exists, so a sync
+# wave never waits for a VectorIndex and a Degraded one never turns the Application red.
+# One script (docs/gitops/argocd-health.lua) for all five kinds; test/argocd runs it with
+# Argo CD's own Lua health code. Do not edit here: edit the .lua file, then
+# UPDATE_ARGOCD_HEALTH=1 go test ./... in test/argocd.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+  namespace: argocd
+data:
+`
+
+// snippet is the argocd-cm snippet of script: one key per kind, the script as a block.
+func snippet(script string) string {
+	var b strings.Builder
+	b.WriteString(snippetHeader)
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "  %svectorpilot.io_%s: |\n", healthKeyPrefix, k)
+		for _, line := range strings.Split(strings.TrimSuffix(script, "\n"), "\n") {
+			b.WriteString(strings.TrimRight("    "+line, " ") + "\n")
+		}
+	}
+	return b.String()
+}
+
 // overrides reads the shipped argocd-cm snippet as Argo CD's settings manager does: a key
 // resource.customizations.health.<group>_<Kind> is the override of <group>/<Kind>.
 func overrides(t *testing.T) map[string]appv1.ResourceOverride {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "gitops", "argocd-cm-health.yaml"))
+	script, err := os.ReadFile(filepath.Join("..", "..", "docs", "gitops", "argocd-health.lua"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "docs", "gitops", "argocd-cm-health.yaml")
+	if os.Getenv("UPDATE_ARGOCD_HEALTH") == "1" {
+		if err := os.WriteFile(path, []byte(snippet(string(script))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != snippet(string(script)) {
+		t.Errorf("docs/gitops/argocd-cm-health.yaml is stale: UPDATE_ARGOCD_HEALTH=1 go test ./... in test/argocd")
 	}
 	var cm struct {
 		APIVersion string            `json:"apiVersion"`
@@ -32,10 +77,6 @@ func overrides(t *testing.T) map[string]appv1.ResourceOverride {
 		Data       map[string]string `json:"data"`
 	}
 	if err := yaml.UnmarshalStrict(raw, &cm); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile(filepath.Join("..", "..", "docs", "gitops", "argocd-health.lua"))
-	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]appv1.ResourceOverride{}
@@ -96,7 +137,7 @@ func TestHealthWithArgoCDsOwnCode(t *testing.T) {
 		"paused": health.HealthStatusSuspended, "new": health.HealthStatusProgressing,
 	}
 	var table strings.Builder
-	for _, kind := range []string{"SearchCluster", "VectorIndex", "SnapshotPolicy", "VectorSnapshot", "BenchmarkRun"} {
+	for _, kind := range kinds {
 		cases := map[string]*unstructured.Unstructured{
 			"paused": object(kind, 3, true, states(3)["ready"]...),
 			"new":    object(kind, 1, false),
@@ -121,7 +162,7 @@ func TestHealthWithArgoCDsOwnCode(t *testing.T) {
 		}
 	}
 	t.Logf("Argo CD health:\n%s", table.String())
-	degraded, _ := vm.ExecuteHealthLua(object("VectorIndex", 3, false, states(3)["degraded"]...), overrides(t)["vectorpilot.io/VectorIndex"].HealthLua)
+	degraded, _ := vm.ExecuteHealthLua(object("VectorIndex", 3, false, states(3)["degraded"]...), vm.ResourceOverrides["vectorpilot.io/VectorIndex"].HealthLua)
 	if degraded.Message != "Unreachable: connection refused" {
 		t.Errorf("a Degraded VectorIndex says %q, want its reason and message", degraded.Message)
 	}
