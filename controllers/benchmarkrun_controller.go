@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
@@ -70,13 +72,18 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.cancelLocal(req.NamespacedName)
+			metrics.ForgetRun(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !run.DeletionTimestamp.IsZero() {
+		metrics.ForgetRun(run.Namespace, run.Name)
 		return r.finalize(ctx, &run)
 	}
 	if finished(&run) {
+		if run.Status.Phase == v1alpha1.BenchmarkSucceeded {
+			exportResults(&run)
+		}
 		if err := r.putSettingsBack(ctx, &run); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -170,6 +177,8 @@ func (r *BenchmarkRunReconciler) waitOn(run *v1alpha1.BenchmarkRun, err error) c
 // settingsAPI is what putting a run's held settings back asks of OpenSearch.
 type settingsAPI interface {
 	PutSettings(ctx context.Context, name string, settings map[string]any) error
+	GetIndex(ctx context.Context, name string) (*opensearch.Index, error)
+	DeleteIndex(ctx context.Context, name string) error
 }
 
 func (r *BenchmarkRunReconciler) settingsAPIFor(ctx context.Context, namespace, cluster string) (settingsAPI, error) {
@@ -199,6 +208,9 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 			switch {
 			case err == nil:
 				if err := osClient.PutSettings(ctx, vi.OpenSearchIndexName(), benchrun.RestoreBody(saved)); err != nil && !opensearch.IsNotFound(err) {
+					return err
+				}
+				if err := benchrun.DropScratch(ctx, osClient, run, vi.OpenSearchIndexName()); err != nil {
 					return err
 				}
 				r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonSettingsRestored, "Restore", "index %s: settings the run changed put back", vi.OpenSearchIndexName())
@@ -308,32 +320,83 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	r.local[key], r.busy[index] = cancel, key
 	go func() {
 		defer r.release(key, index)
-		res, err := sweepLocal(runCtx, osClient, w, run.Spec, r.Options.HDF5)
+		res, err := sweepLocal(runCtx, osClient, w, run, r.Options.HDF5)
 		if runCtx.Err() != nil {
 			return // deleted: nobody to report to
 		}
 		r.finish(runCtx, key, func(done *v1alpha1.BenchmarkRun) {
 			if err == nil {
-				err = res.Apply(&done.Status, benchrun.DefaultParams)
+				err = res.Apply(done, benchrun.DefaultParams)
 			}
-			var notEmpty *benchrun.NotEmptyError
-			switch {
-			case errors.As(err, &notEmpty):
-				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonIndexNotEmpty, err.Error())
-			case err != nil:
-				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonBenchmarkFailed, err.Error())
-			default:
-				setRunState(done, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
-					fmt.Sprintf("%d cells measured by %s", len(done.Status.Results), res.Engine))
+			if err != nil {
+				setRunState(done, v1alpha1.BenchmarkFailed, conditions.Degraded, failureReason(err), err.Error())
+				return
 			}
+			setRunState(done, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
+				fmt.Sprintf("%d cells measured by %s", len(done.Status.Results), res.Engine))
+			r.announce(done)
 		})
 	}()
 	return ctrl.Result{}, nil
 }
 
-// sweepLocal is the Local runner's work: data, load, sweep. The settings it changes are
-// put back by the reconcile that sees the run finished.
-func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Workload, spec v1alpha1.BenchmarkRunSpec, hdf5 benchrun.HDF5Reader) (benchrun.Result, error) {
+// exportResults publishes a succeeded run's comparisons for the benchmark dashboard.
+func exportResults(run *v1alpha1.BenchmarkRun) {
+	index := run.Spec.IndexRef.Name
+	for _, v := range run.Status.Variants {
+		if ratio, err := strconv.ParseFloat(v.QPSRatio, 64); err == nil {
+			metrics.BenchmarkVariantQPSRatio.WithLabelValues(run.Namespace, index, run.Name, v.Name, orUnknown(v.SIMD), orUnknown(v.LuceneVector)).Set(ratio)
+		}
+	}
+	for _, r := range run.Status.Representations {
+		if recall, err := strconv.ParseFloat(r.Recall, 64); err == nil {
+			metrics.BenchmarkRepresentationRecall.WithLabelValues(run.Namespace, index, run.Name, string(r.Name)).Set(recall)
+		}
+		if hot, err := strconv.ParseFloat(r.HotBytesPerDoc, 64); err == nil {
+			metrics.BenchmarkRepresentationHotBytes.WithLabelValues(run.Namespace, index, run.Name, string(r.Name)).Set(hot)
+		}
+	}
+}
+
+// failureReason is the condition reason of a failed Local run.
+func failureReason(err error) string {
+	var notEmpty *benchrun.NotEmptyError
+	var variant *benchrun.VariantError
+	var scratch *benchrun.ScratchTakenError
+	switch {
+	case errors.As(err, &notEmpty):
+		return v1alpha1.ReasonIndexNotEmpty
+	case errors.As(err, &variant):
+		return v1alpha1.ReasonVariantWithoutCopy
+	case errors.As(err, &scratch):
+		return v1alpha1.ReasonScratchIndexTaken
+	}
+	return v1alpha1.ReasonBenchmarkFailed
+}
+
+// announce records a succeeded run's recommendations as Events, where users and their
+// alerting look; the operator acts on neither (a SIMD level is the pool's spec, a
+// representation needs a reindex).
+func (r *BenchmarkRunReconciler) announce(run *v1alpha1.BenchmarkRun) {
+	if rec := run.Status.SIMDRecommendation; rec != nil {
+		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonSIMDRecommended, "Recommend", "SIMD level %s (variant %s): %s", orUnknown(rec.Level), rec.Variant, rec.Reason)
+	}
+	if rec := run.Status.RepresentationRecommendation; rec != nil {
+		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonRepresentationRecommended, "Recommend", "representation %s for recall %s: %s", rec.Name, rec.RecallTarget, rec.Reason)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// sweepLocal is the Local runner's work: data, load, the variants observed, the sweep, the
+// representations. The settings it changes are put back, and its scratch indexes dropped,
+// by the reconcile that sees the run finished.
+func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Workload, run *v1alpha1.BenchmarkRun, hdf5 benchrun.HDF5Reader) (benchrun.Result, error) {
 	data, err := w.Materialize(hdf5)
 	if err != nil {
 		return benchrun.Result{}, err
@@ -342,11 +405,21 @@ func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Wor
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	rep, err := bench.Sweep(ctx, osClient, w.SweepConfig(data, spec.SliceCounts, spec.Clients))
-	if err != nil {
-		return benchrun.Result{}, err
+	res := benchrun.Result{Engine: "vectorpilot", RecallValid: recall}
+	for _, v := range w.Variants {
+		observed, err := benchrun.ObserveVariant(ctx, osClient, w.Index, v)
+		if err != nil {
+			return res, err
+		}
+		res.Variants = append(res.Variants, observed)
 	}
-	return benchrun.Result{Engine: "vectorpilot", Cores: rep.Cores, Segments: rep.Segments, Cells: rep.Table().Results, RecallValid: recall}, nil
+	rep, err := bench.Sweep(ctx, osClient, w.SweepConfig(data, run.Spec.SliceCounts, run.Spec.Clients))
+	if err != nil {
+		return res, err
+	}
+	res.Cores, res.Segments, res.Cells = rep.Cores, rep.Segments, rep.Results
+	res.Representations, err = benchrun.MeasureRepresentations(ctx, osClient, w, data, run.Spec.Representations, benchrun.ScratchOwner(run))
+	return res, err
 }
 
 // finish writes a Local run's outcome, re-reading the run on conflicts.
@@ -459,6 +532,7 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 		}
 		setRunState(run, v1alpha1.BenchmarkSucceeded, conditions.Ready, v1alpha1.ReasonReconciled,
 			fmt.Sprintf("%d cells measured by %s in Workflow %s", len(run.Status.Results), run.Status.Engine, name))
+		r.announce(run)
 		return ctrl.Result{}, nil
 	case wfv1.WorkflowFailed, wfv1.WorkflowError:
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonBenchmarkFailed, fmt.Sprintf("Workflow %s %s: %s", name, wf.Status.Phase, wf.Status.Message))

@@ -25,6 +25,13 @@ func (f *fakeSettings) PutSettings(_ context.Context, _ string, s map[string]any
 	return f.err
 }
 
+// The runs of these tests have no representations: no scratch index is looked up.
+func (f *fakeSettings) GetIndex(context.Context, string) (*opensearch.Index, error) {
+	return nil, &opensearch.APIError{Status: 404}
+}
+
+func (f *fakeSettings) DeleteIndex(context.Context, string) error { return nil }
+
 // TestPutSettingsBack: a finished run puts back exactly what it recorded before changing
 // anything (a setting that was not set is reset), then forgets it and lets go; an index or
 // cluster that is gone has nothing to put back to; a failure keeps the record and the

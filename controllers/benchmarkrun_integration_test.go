@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -155,7 +157,8 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	}
 	want := map[string]string{
 		"run-name": run.Name, "run-namespace": e.ns, "opensearch-url": url, "index": vi.Spec.IndexName, "field": "embedding", "dimension": "32",
-		"cells":         `[{"slices":1,"clients":1},{"slices":1,"clients":2},{"slices":4,"clients":1},{"slices":4,"clients":2}]`,
+		"cells": `[{"slices":1,"variant":"","nodes":"","clients":1},{"slices":1,"variant":"","nodes":"","clients":2},` +
+			`{"slices":4,"variant":"","nodes":"","clients":1},{"slices":4,"variant":"","nodes":"","clients":2}]`,
 		"dataset-count": "3000", "dataset-queries": "100", "dataset-seed": "5", "duration": "15s", "warmup": "500ms", "k": "10",
 		"image": "registry.example.com/vectorpilot:test", "credentials-secret": "none",
 	}
@@ -234,4 +237,90 @@ func TestArgoBenchmarkRun(t *testing.T) {
 		runErr := e.k8s.Get(e.ctx, clientKey(cancelled), cancelled)
 		return apierrors.IsNotFound(wfErr) && apierrors.IsNotFound(runErr), fmt.Sprintf("workflow: %v; run: %v", wfErr, runErr)
 	})
+}
+
+// TestLocalBenchmarkRunComparesVariantsAndRepresentations: a run with variants pins each
+// variant's queries to its nodes and records them as observed, with ratios and the SIMD
+// recommendation; its representations are measured in scratch indexes marked as the run's,
+// recommended against the recall target, announced as Events, and dropped when the run
+// ends. A scratch name held by somebody's index fails the run and the index is untouched;
+// a variant whose nodes hold no copy fails the run before anything is measured.
+func TestLocalBenchmarkRunComparesVariantsAndRepresentations(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	e.cluster("vectors", url)
+	vi := luceneIndex(e, "ab")
+	vi.Spec.Shards = 1
+	vi.Spec.Fields[0].SpaceType = "l2"
+	e.create(vi)
+	e.waitIndexReady(vi)
+	os := osClient(t, url)
+	ctx := t.Context()
+
+	// Somebody's index at a scratch name: refused, not touched.
+	taken := benchrun.ScratchIndex(vi.Spec.IndexName, "binary")
+	if err := os.CreateIndex(ctx, taken, map[string]any{"number_of_replicas": 0}, map[string]any{"title": map[string]any{"type": "text"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.DeleteIndex(context.Background(), taken) })
+	refused := localRun(e, "taken", vi.Name, time.Second)
+	refused.Spec.SliceCounts, refused.Spec.Clients = []int32{1}, []int32{1}
+	refused.Spec.Representations = []v1alpha1.VectorRepresentation{"binary"}
+	e.create(refused)
+	e.waitCondition(refused, func() []metav1.Condition { return refused.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonScratchIndexTaken, 90*time.Second)
+	if idx, err := os.GetIndex(ctx, taken); err != nil || idx.Properties["title"] == nil {
+		t.Fatalf("the index at the scratch name was changed: %v %+v", err, idx)
+	}
+
+	// A variant no node matches.
+	nowhere := localRun(e, "nowhere", vi.Name, time.Second)
+	nowhere.Spec.Variants = []v1alpha1.BenchmarkVariant{{Name: "all", Nodes: "*"}, {Name: "gone", Nodes: "no-such-node"}}
+	e.create(nowhere)
+	e.waitCondition(nowhere, func() []metav1.Condition { return nowhere.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonVariantWithoutCopy, 60*time.Second)
+	t.Logf("variant refused: %s", meta.FindStatusCondition(nowhere.Status.Conditions, v1alpha1.ConditionDegraded).Message)
+
+	run := localRun(e, "ab", vi.Name, 2*time.Second)
+	run.Spec.SliceCounts, run.Spec.Clients = []int32{1, 2}, []int32{1}
+	run.Spec.Variants = []v1alpha1.BenchmarkVariant{{Name: "all", Nodes: "*"}, {Name: "local", Nodes: "_local"}}
+	run.Spec.Representations = []v1alpha1.VectorRepresentation{"float", "byte"}
+	run.Spec.RecallTarget = "0.5"
+	e.create(run)
+	e.waitRunPhase(run, v1alpha1.BenchmarkSucceeded, 180*time.Second)
+	s := run.Status
+	t.Logf("variants %+v; simd %+v; representations %+v; recommended %+v", s.Variants, s.SIMDRecommendation, s.Representations, s.RepresentationRecommendation)
+	if len(s.Results) != 4 || len(s.Recommendations) != 0 {
+		t.Fatalf("%d cells (want 2 slices × 2 variants), %d slice recommendations (want none)", len(s.Results), len(s.Recommendations))
+	}
+	for i, want := range []string{"all", "local", "all", "local"} {
+		if s.Results[i].Variant != want {
+			t.Errorf("cell %d is variant %q, want %q (slices outer, variants inner)", i, s.Results[i].Variant, want)
+		}
+	}
+	if len(s.Variants) != 2 || len(s.Variants[1].NodeNames) != 1 || s.Variants[0].QPSRatio != "1.000" || s.Variants[1].QPSRatio == "" || s.SIMDRecommendation == nil {
+		t.Errorf("variants %+v, recommendation %+v", s.Variants, s.SIMDRecommendation)
+	}
+	if len(s.Representations) != 2 || s.RepresentationRecommendation == nil || !s.RepresentationRecommendation.Met {
+		t.Fatalf("representations %+v, recommendation %+v", s.Representations, s.RepresentationRecommendation)
+	}
+	for _, r := range s.Representations {
+		if recall, _ := strconv.ParseFloat(r.Recall, 64); recall < 0.5 {
+			t.Errorf("%s: recall %s against the exact float neighbours", r.Name, r.Recall)
+		}
+	}
+	// byte keeps fewer bytes hot than float and, at this target, is the recommendation.
+	if s.RepresentationRecommendation.Name != "byte" {
+		t.Errorf("recommended %s, want byte (fewer hot bytes, recall above 0.5)", s.RepresentationRecommendation.Name)
+	}
+	t.Logf("events: %s | %s", e.waitEvent(run.Name, v1alpha1.ReasonSIMDRecommended), e.waitEvent(run.Name, v1alpha1.ReasonRepresentationRecommended))
+	e.eventually(30*time.Second, func() (bool, string) {
+		for _, rep := range run.Spec.Representations {
+			if _, err := os.GetIndex(ctx, benchrun.ScratchIndex(vi.Spec.IndexName, rep)); !opensearch.IsNotFound(err) {
+				return false, fmt.Sprintf("scratch index of %s still there (%v)", rep, err)
+			}
+		}
+		return true, ""
+	})
+	if _, err := os.GetIndex(ctx, taken); err != nil {
+		t.Errorf("somebody's index at a scratch name is gone: %v", err)
+	}
 }

@@ -58,7 +58,7 @@ type SearchClusterReconciler struct {
 type clusterAPI interface {
 	Info(ctx context.Context) (opensearch.ClusterInfo, error)
 	PluginVersion(ctx context.Context, name string) (string, error)
-	NodeVariants(ctx context.Context) ([]opensearch.NodeVariant, error)
+	NodeVariants(ctx context.Context, nodes string) ([]opensearch.NodeVariant, error)
 	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
 	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
 	PersistentClusterSettings(ctx context.Context) (map[string]string, error)
@@ -168,7 +168,7 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	if sc.Status.ClusterUUID == "" && info.UUID != "" && info.UUID != "_na_" {
 		sc.Status.ClusterUUID = info.UUID
 	}
-	nodes, err := osClient.NodeVariants(ctx)
+	nodes, err := osClient.NodeVariants(ctx, "")
 	if err != nil {
 		return fail(err)
 	}

@@ -45,7 +45,7 @@ func (f *fakeCluster) Info(context.Context) (opensearch.ClusterInfo, error) { re
 func (f *fakeCluster) PluginVersion(context.Context, string) (string, error) {
 	return f.knn, nil
 }
-func (f *fakeCluster) NodeVariants(context.Context) ([]opensearch.NodeVariant, error) {
+func (f *fakeCluster) NodeVariants(context.Context, string) ([]opensearch.NodeVariant, error) {
 	return f.nodes, f.nodesErr
 }
 func (f *fakeCluster) FileCacheNodes(context.Context) ([]opensearch.FileCacheNode, error) {

@@ -183,7 +183,7 @@ func (r *VectorIndexReconciler) latestRunTable(ctx context.Context, vi *v1alpha1
 	var latest *v1alpha1.BenchmarkRun
 	for i := range runs.Items {
 		run := &runs.Items[i]
-		if run.Status.Phase != v1alpha1.BenchmarkSucceeded || run.Status.CompletionTime == nil {
+		if !benchrun.TunerInput(run) {
 			continue
 		}
 		if latest == nil || run.Status.CompletionTime.After(latest.Status.CompletionTime.Time) {

@@ -39,6 +39,37 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Clients []int32 `json:"clients,omitempty"`
 
+	// variants are configurations to compare on the same index, data and queries: under
+	// each slice setting, every variant is measured in turn with its queries served only by
+	// its nodes (OpenSearch's _only_nodes preference) and the CPU read from those nodes.
+	// Pools with different SIMD settings (level, vector width, Panama on or off), each
+	// holding a copy of every shard of the index, are compared so; the run fails with
+	// reason VariantWithoutCopy when a variant's nodes miss a shard. Empty: one
+	// configuration, every node. A run with variants is an A/B record, never the slice
+	// tuner's input.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Variants []BenchmarkVariant `json:"variants,omitempty"`
+
+	// representations, when set, also measure the workload in each of these vector
+	// representations, each in a scratch index the run creates beside the VectorIndex's
+	// (<index>-vpbench-<representation>, marked as the run's) and deletes when it ends:
+	// recall@k against the exact float neighbours, p90 and throughput at one client, and
+	// the bytes per document an HNSW search keeps hot. The run recommends the cheapest that
+	// meets recallTarget; it never changes the VectorIndex (that needs a reindex).
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=set
+	// +optional
+	Representations []VectorRepresentation `json:"representations,omitempty"`
+
+	// recallTarget is the recall@k a representation must reach to be recommended.
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,4})?|1(\.0{1,4})?)$`
+	// +kubebuilder:default="0.95"
+	// +optional
+	RecallTarget string `json:"recallTarget,omitempty"`
+
 	// runner says where the sweep runs.
 	// +optional
 	Runner BenchmarkRunner `json:"runner,omitempty"`
@@ -48,6 +79,32 @@ type BenchmarkRunSpec struct {
 	// +optional
 	TTLAfterFinished *metav1.Duration `json:"ttlAfterFinished,omitempty"`
 }
+
+// BenchmarkVariant is one configuration of a comparison: the nodes that serve its queries.
+// +kubebuilder:validation:XValidation:rule="has(self.pool) != has(self.nodes)",message="exactly one of pool and nodes must be set"
+type BenchmarkVariant struct {
+	// name of the variant in the results.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// pool is a node pool of the index's managed SearchCluster: its nodes carry the
+	// vectorpilot_pool attribute.
+	// +kubebuilder:validation:MaxLength=40
+	// +optional
+	Pool string `json:"pool,omitempty"`
+	// nodes is an OpenSearch node specification (node names, attribute:value, wildcards,
+	// comma-separated), for clusters whose nodes vectorpilot does not manage.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Nodes string `json:"nodes,omitempty"`
+}
+
+// VectorRepresentation is how an index stores its vectors: float, byte, binary (one bit
+// per dimension, Hamming distance), or float with Lucene's scalar quantization to 7 or 1
+// bits (sq7, sq1; sq1 needs the k-NN plugin's native library on the nodes).
+// +kubebuilder:validation:Enum=float;byte;binary;sq7;sq1
+type VectorRepresentation string
 
 // BenchmarkWorkload is the data and the queries of a run.
 // +kubebuilder:validation:XValidation:rule="has(self.dataset.generated) != has(self.dataset.hdf5)",message="spec.workload.dataset: exactly one of generated and hdf5 must be set",fieldPath=".dataset"
@@ -171,6 +228,9 @@ const (
 
 // BenchmarkCell is one measured cell. Figures are decimal strings: the API avoids floats.
 type BenchmarkCell struct {
+	// variant is the configuration measured, for a run with variants.
+	// +optional
+	Variant    string `json:"variant,omitempty"`
 	SliceCount int32  `json:"sliceCount"`
 	Clients    int32  `json:"clients"`
 	P50Ms      string `json:"p50Ms"`
@@ -187,6 +247,73 @@ type BenchmarkRecommendation struct {
 	Clients    int32  `json:"clients"`
 	SliceCount int32  `json:"sliceCount"`
 	Reason     string `json:"reason"`
+}
+
+// BenchmarkVariantResult is one variant as its nodes reported themselves, and how it did
+// against the first variant.
+type BenchmarkVariantResult struct {
+	Name string `json:"name"`
+	// nodes is the node specification its queries were pinned to.
+	Nodes string `json:"nodes"`
+	// nodeNames are the nodes that matched it.
+	// +listType=atomic
+	// +optional
+	NodeNames []string `json:"nodeNames,omitempty"`
+	// simd is the level the nodes' pool asked for (their vectorpilot_simd attribute), and
+	// cpuSIMD the widest their CPUs have (vectorpilot_cpu, detected on the node); empty
+	// when the nodes do not carry them.
+	// +optional
+	SIMD string `json:"simd,omitempty"`
+	// +optional
+	CPUSIMD string `json:"cpuSIMD,omitempty"`
+	// luceneVector is the vector code the nodes' JVM options give Lucene: scalar,
+	// panama-256, panama-512, mixed.
+	// +optional
+	LuceneVector string `json:"luceneVector,omitempty"`
+	// qpsRatio is the geometric mean, over the cells both measured, of this variant's
+	// throughput over the first variant's (1.10 = 10 % more); p90Ratio likewise of its p90
+	// over the first's (0.90 = 10 % faster).
+	// +optional
+	QPSRatio string `json:"qpsRatio,omitempty"`
+	// +optional
+	P90Ratio string `json:"p90Ratio,omitempty"`
+}
+
+// BenchmarkSIMDRecommendation is the SIMD level the measured variants say a pool should
+// ask for: the level on the most instance families whose throughput is within 5 % of the
+// best variant's.
+type BenchmarkSIMDRecommendation struct {
+	Variant string `json:"variant"`
+	// +optional
+	Level string `json:"level,omitempty"`
+	// instanceFamilies are AWS families whose every size has the level.
+	// +listType=atomic
+	// +optional
+	InstanceFamilies []string `json:"instanceFamilies,omitempty"`
+	Reason           string   `json:"reason"`
+}
+
+// BenchmarkRepresentationResult is one representation measured in its scratch index.
+type BenchmarkRepresentationResult struct {
+	Name VectorRepresentation `json:"name"`
+	// recall@k against the exact float neighbours, p90 and throughput, at one client.
+	Recall string `json:"recall"`
+	P90Ms  string `json:"p90Ms"`
+	QPS    string `json:"qps"`
+	// hotBytesPerDoc is what an HNSW search reads per document (the graph and the vectors
+	// it scores), the memory to keep cached; diskBytesPerDoc is every vector file.
+	HotBytesPerDoc  string `json:"hotBytesPerDoc"`
+	DiskBytesPerDoc string `json:"diskBytesPerDoc"`
+}
+
+// BenchmarkRepresentationRecommendation is the cheapest measured representation meeting
+// the recall target: the fewest hot bytes per document, then the lowest p90.
+type BenchmarkRepresentationRecommendation struct {
+	RecallTarget string               `json:"recallTarget"`
+	Name         VectorRepresentation `json:"name"`
+	// met is false when none reached the target: name is then the one with the best recall.
+	Met    bool   `json:"met"`
+	Reason string `json:"reason"`
 }
 
 // BenchmarkRunStatus is the run's progress and results.
@@ -215,10 +342,25 @@ type BenchmarkRunStatus struct {
 	// +listType=atomic
 	// +optional
 	Results []BenchmarkCell `json:"results,omitempty"`
-	// recommendations are the tuner's slice count for each client level measured.
+	// recommendations are the tuner's slice count for each client level measured (runs
+	// without variants).
 	// +listType=atomic
 	// +optional
 	Recommendations []BenchmarkRecommendation `json:"recommendations,omitempty"`
+	// variants are the compared configurations, as observed, and their ratios.
+	// +listType=atomic
+	// +optional
+	Variants []BenchmarkVariantResult `json:"variants,omitempty"`
+	// simdRecommendation is what the variants' results say about the SIMD level to ask for.
+	// +optional
+	SIMDRecommendation *BenchmarkSIMDRecommendation `json:"simdRecommendation,omitempty"`
+	// representations are the representation sweep's results.
+	// +listType=atomic
+	// +optional
+	Representations []BenchmarkRepresentationResult `json:"representations,omitempty"`
+	// representationRecommendation is the cheapest representation meeting the recall target.
+	// +optional
+	RepresentationRecommendation *BenchmarkRepresentationRecommendation `json:"representationRecommendation,omitempty"`
 	// attempts is how many times the Local runner started the run; a run interrupted
 	// (the operator restarted) that many times fails instead of starting again.
 	// +optional

@@ -39,6 +39,17 @@ const (
 	ReasonFinalSnapshotSucceeded  = "FinalSnapshotSucceeded"
 	ReasonIndexDeleted            = "IndexDeleted"
 	ReasonIndexHealthRed          = "IndexRed"
+	// ReasonRepresentationRecommended: a run's representation sweep named the cheapest
+	// representation meeting its recall target (an Event).
+	ReasonRepresentationRecommended = "RepresentationRecommended"
+	// ReasonScratchIndexTaken: a run's representation sweep found its scratch index name
+	// held by an index that is not the run's; nothing was written to it.
+	ReasonScratchIndexTaken = "ScratchIndexTaken"
+	// ReasonSIMDRecommended: a run's variants named the SIMD level to ask for (an Event).
+	ReasonSIMDRecommended = "SIMDRecommended"
+	// ReasonVariantWithoutCopy: a run's variant matches no node, or its nodes miss a
+	// started copy of a shard, so its queries could not be served by them alone.
+	ReasonVariantWithoutCopy = "VariantWithoutCopy"
 	// ReasonIndexNotEmpty: the index holds documents that are not the run's dataset.
 	ReasonIndexNotEmpty = "IndexNotEmpty"
 	ReasonIndexNotFound = "IndexNotFound"

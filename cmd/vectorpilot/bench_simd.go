@@ -57,7 +57,7 @@ options in between and --variant names each run (see hack/bench-simd.sh).`,
 			}
 			base, queries := dataset.Generate(spec)
 			exact := dataset.ExactKNN(base, queries, k)
-			nodes, err := c.NodeVariants(ctx)
+			nodes, err := c.NodeVariants(ctx, "")
 			if err != nil {
 				return err
 			}

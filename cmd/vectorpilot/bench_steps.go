@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,7 @@ type stepFlags struct {
 	count, queries      int
 	seed                uint64
 	python, exportShell string
+	variant             bench.Variant
 }
 
 func (s *stepFlags) register(f *pflag.FlagSet) {
@@ -96,7 +98,7 @@ func newBenchStepCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return bench.Warmup(cmd.Context(), c, s.w.SweepConfig(d, nil, nil), clients)
+			return bench.Warmup(cmd.Context(), c, s.sweepConfig(d), clients)
 		},
 	}
 	measure := &cobra.Command{
@@ -108,7 +110,15 @@ func newBenchStepCommands() []*cobra.Command {
 				return err
 			}
 			recall := s.w.Load != "Never"
-			cell, cores, err := bench.Measure(cmd.Context(), c, s.w.SweepConfig(d, nil, nil), slices, clients)
+			step := benchrun.StepCell{}
+			if s.variant.Nodes != "" {
+				observed, err := benchrun.ObserveVariant(cmd.Context(), c, s.w.Index, s.variant)
+				if err != nil {
+					return err
+				}
+				step.VariantNodes = &observed
+			}
+			cell, cores, err := bench.Measure(cmd.Context(), c, s.sweepConfig(d), slices, clients)
 			if err != nil {
 				return err
 			}
@@ -116,7 +126,8 @@ func newBenchStepCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeJSON(out, benchrun.StepCell{Cell: cell, Cores: cores, Segments: int(stats.Segments), RecallValid: recall && stats.DocsCount == int64(d.Base.Len())})
+			step.Cell, step.Cores, step.Segments, step.RecallValid = cell, cores, int(stats.Segments), recall && stats.DocsCount == int64(d.Base.Len())
+			return writeJSON(out, step)
 		},
 	}
 	for _, c := range []*cobra.Command{prepare, setSlices, warmup, measure} {
@@ -127,9 +138,63 @@ func newBenchStepCommands() []*cobra.Command {
 	}
 	for _, c := range []*cobra.Command{warmup, measure} {
 		c.Flags().IntVar(&clients, "clients", 1, "closed-loop clients")
+		c.Flags().StringVar(&s.variant.Name, "variant", "", "name of the variant the cell measures")
+		c.Flags().StringVar(&s.variant.Nodes, "variant-nodes", "", "node specification the variant's queries are pinned to (empty: every node)")
 	}
 	measure.Flags().StringVar(&out, "out", "/tmp/cell.json", "where to write the cell")
-	return []*cobra.Command{prepare, setSlices, warmup, measure, newBenchReportCommand(), newBenchExportBigANNCommand(), newBenchOSBCellCommand(), newBenchChartCommand()}
+	return []*cobra.Command{prepare, setSlices, warmup, measure, newBenchRepresentationsStepCommand(), newBenchReportCommand(), newBenchExportBigANNCommand(), newBenchOSBCellCommand(), newBenchChartCommand()}
+}
+
+// sweepConfig is the engine's configuration of one cell step, on the step's variant.
+func (s *stepFlags) sweepConfig(d benchrun.Data) bench.SweepConfig {
+	cfg := s.w.SweepConfig(d, nil, nil)
+	cfg.Variant = s.variant
+	return cfg
+}
+
+// newBenchRepresentationsStepCommand measures the run's representations in scratch
+// indexes marked with the run's owner and drops them after, writing the results as JSON
+// (an empty list when the run names none).
+func newBenchRepresentationsStepCommand() *cobra.Command {
+	var s stepFlags
+	var names, owner, out string
+	cmd := &cobra.Command{
+		Use:   "representations-step",
+		Short: "Workflow step: measure the run's vector representations in scratch indexes and write the results as JSON",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var reps []v1alpha1.VectorRepresentation
+			for _, n := range strings.Split(names, ",") {
+				if n != "" {
+					reps = append(reps, v1alpha1.VectorRepresentation(n))
+				}
+			}
+			results := []bench.RepresentationResult{}
+			if len(reps) > 0 {
+				if owner == "" {
+					return fmt.Errorf("--scratch-owner is required with --representations")
+				}
+				c, d, err := s.open()
+				if err != nil {
+					return err
+				}
+				measured, err := benchrun.MeasureRepresentations(cmd.Context(), c, s.w, d, reps, owner)
+				if dropErr := benchrun.DropScratchOf(cmd.Context(), c, reps, s.w.Index, owner); err == nil {
+					err = dropErr
+				}
+				if err != nil {
+					return err
+				}
+				results = measured
+			}
+			return writeJSON(out, results)
+		},
+	}
+	s.register(cmd.Flags())
+	cmd.Flags().StringVar(&names, "representations", "", "comma-separated representations (float, byte, binary, sq7, sq1)")
+	cmd.Flags().IntVar(&s.w.Shards, "shards", 1, "shards of each scratch index")
+	cmd.Flags().StringVar(&owner, "scratch-owner", "", "the mark the scratch indexes carry: only indexes with it are replaced or dropped")
+	cmd.Flags().StringVar(&out, "out", "/tmp/representations.json", "where to write the results")
+	return cmd
 }
 
 func (s *stepFlags) open() (*opensearch.Client, benchrun.Data, error) {
@@ -152,7 +217,7 @@ func writeJSON(path string, v any) error {
 // newBenchReportCommand posts a Workflow's cells into its BenchmarkRun's status: results
 // return through the API, never by scraping logs.
 func newBenchReportCommand() *cobra.Command {
-	var namespace, name, cells, engine string
+	var namespace, name, cells, engine, representations string
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Workflow step: write the measured cells into the BenchmarkRun's status",
@@ -160,6 +225,11 @@ func newBenchReportCommand() *cobra.Command {
 			res, err := benchrun.ParseCells(cells, engine)
 			if err != nil {
 				return err
+			}
+			if representations != "" {
+				if err := json.Unmarshal([]byte(representations), &res.Representations); err != nil {
+					return fmt.Errorf("--representations: %w", err)
+				}
 			}
 			cfg, err := ctrl.GetConfig()
 			if err != nil {
@@ -181,6 +251,7 @@ func newBenchReportCommand() *cobra.Command {
 	f.StringVar(&name, "run-name", "", "name of the BenchmarkRun")
 	f.StringVar(&cells, "cells", "", "the cell steps' outputs: a JSON array of cells (or of their JSON texts)")
 	f.StringVar(&engine, "engine", "vectorpilot", "what measured the cells: vectorpilot or opensearch-benchmark")
+	f.StringVar(&representations, "representations", "", "the representations step's output: a JSON array of results")
 	return cmd
 }
 
@@ -193,6 +264,9 @@ func newBenchExportBigANNCommand() *cobra.Command {
 		Use:   "export-bigann",
 		Short: "Workflow step: write the queries and their true neighbours as Big ANN files (queries.fbin, neighbors.bin) for OpenSearch Benchmark",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if s.variant.Nodes != "" {
+				return fmt.Errorf("OpenSearch Benchmark cannot pin its queries to a variant's nodes (%s): measure variants with the vectorpilot-benchmark-sweep template", s.variant.Nodes)
+			}
 			d, err := s.data()
 			if err != nil {
 				return err
@@ -203,6 +277,7 @@ func newBenchExportBigANNCommand() *cobra.Command {
 		},
 	}
 	s.register(cmd.Flags())
+	cmd.Flags().StringVar(&s.variant.Nodes, "variant-nodes", "", "the cell's variant nodes: refused, OSB cannot pin queries to nodes")
 	cmd.Flags().StringVar(&out, "out", ".", "folder to write to")
 	return cmd
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,8 +23,11 @@ type RepresentationConfig struct {
 	Representations []Representation
 	// Load (re)creates and loads the indexes; without it they are measured as they are
 	// (a node restarted with other JVM options measures the same segments).
-	Load             bool
-	Warmup, Duration time.Duration
+	Load bool
+	// MarkKey and MarkValue, when set, are the _meta entry the indexes are created with:
+	// an existing index of the same name is then replaced only when it carries it.
+	MarkKey, MarkValue string
+	Warmup, Duration   time.Duration
 	// ExactDuration is the measured time of the brute-force cell (one client); 0 skips it.
 	ExactDuration time.Duration
 	Progress      func(format string, args ...any)
@@ -64,7 +68,7 @@ func MeasureRepresentations(ctx context.Context, c *opensearch.Client, cfg Repre
 		index := cfg.Prefix + "-" + rep.Name
 		if cfg.Load {
 			progress("%s: loading %d vectors", index, cfg.Base.Len())
-			if err := loadRepresentation(ctx, c, index, cfg.Field, rep, cfg.Shards, enc.Encode(cfg.Base), cfg.Base.Dim); err != nil {
+			if err := loadRepresentation(ctx, c, cfg, index, rep, enc.Encode(cfg.Base)); err != nil {
 				return out, fmt.Errorf("%s: %w", index, err)
 			}
 		}
@@ -78,16 +82,31 @@ func MeasureRepresentations(ctx context.Context, c *opensearch.Client, cfg Repre
 	return out, nil
 }
 
-func loadRepresentation(ctx context.Context, c *opensearch.Client, index, field string, rep Representation, shards int, v dataset.Vectors, dim int) error {
+// ErrNotOurs is a scratch index name taken by an index without the run's mark.
+var ErrNotOurs = errors.New("an index of that name exists and is not this run's scratch index")
+
+func loadRepresentation(ctx context.Context, c *opensearch.Client, cfg RepresentationConfig, index string, rep Representation, v dataset.Vectors) error {
+	var meta map[string]any
+	if cfg.MarkKey != "" {
+		meta = map[string]any{cfg.MarkKey: cfg.MarkValue}
+		existing, err := c.GetIndex(ctx, index)
+		switch {
+		case opensearch.IsNotFound(err):
+		case err != nil:
+			return err
+		case existing.Meta[cfg.MarkKey] != cfg.MarkValue:
+			return ErrNotOurs
+		}
+	}
 	if err := c.DeleteIndex(ctx, index); err != nil {
 		return err
 	}
-	settings := map[string]any{"index.knn": true, "number_of_shards": shards, "number_of_replicas": 0}
-	if err := c.CreateIndex(ctx, index, settings, map[string]any{field: rep.Mapping(dim)}, nil); err != nil {
+	settings := map[string]any{"index.knn": true, "number_of_shards": max(cfg.Shards, 1), "number_of_replicas": 0}
+	if err := c.CreateIndex(ctx, index, settings, map[string]any{cfg.Field: rep.Mapping(cfg.Base.Dim)}, meta); err != nil {
 		return err
 	}
 	// One segment per shard: every representation searches the same structure.
-	return LoadInSegments(ctx, c, index, field, v, 1, 1000, nil)
+	return LoadInSegments(ctx, c, index, cfg.Field, v, 1, 1000, nil)
 }
 
 func measureRepresentation(ctx context.Context, c *opensearch.Client, cfg RepresentationConfig, rep Representation, index string, queries dataset.Vectors) (RepresentationResult, error) {

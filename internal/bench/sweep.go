@@ -20,7 +20,9 @@ import (
 // Cell is one measured sweep cell: the tuner's measurement plus what explains it.
 type Cell struct {
 	autotune.Measurement
-	Queries int `json:"queries"`
+	// Variant names the configuration measured (see Variant); "" when the sweep had one.
+	Variant string `json:"variant,omitempty"`
+	Queries int    `json:"queries"`
 	// SearcherTasksPerQuery is index_searcher tasks per query: 0 when concurrent search is
 	// off, growing with the slices actually searched in parallel.
 	SearcherTasksPerQuery float64 `json:"searcherTasksPerQuery"`
@@ -48,6 +50,15 @@ func (r Report) Table() autotune.Table {
 	return t
 }
 
+// Variant is one configuration a sweep compares on the same index, data and queries: its
+// queries are served only by the nodes the specification selects (node names, attr:value,
+// wildcards; OpenSearch's _only_nodes preference), and the CPU is read from those nodes.
+// Pools with different SIMD settings, each holding a copy of every shard, are compared so.
+type Variant struct {
+	Name  string `json:"name"`
+	Nodes string `json:"nodes"`
+}
+
 // SweepConfig says what to measure.
 type SweepConfig struct {
 	Index, Field string
@@ -58,12 +69,24 @@ type SweepConfig struct {
 	// SliceCounts use the slice encoding: 1 off, 0 Lucene's default slicing, N slices.
 	SliceCounts []int
 	Clients     []int
+	// Variants are measured in turn under each slice setting; none: one configuration,
+	// every node.
+	Variants []Variant
+	// Variant is the configuration Warmup and Measure run on (Sweep sets it).
+	Variant Variant
 	// Warmup runs before each cell's measurement and is not counted.
 	Warmup, Duration time.Duration
 	// OnCell, when set, is called as each cell completes.
 	OnCell func(Cell)
 	// Body builds the search of one query vector; nil is an approximate k-NN query.
 	Body func(vector []float32, k int) any
+}
+
+func (cfg SweepConfig) preference() string {
+	if cfg.Variant.Nodes == "" {
+		return ""
+	}
+	return opensearch.OnlyNodes(cfg.Variant.Nodes)
 }
 
 func (cfg SweepConfig) body(vector []float32) any {
@@ -89,18 +112,25 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, 
 		if err := SetSlices(ctx, c, cfg.Index, s); err != nil {
 			return rep, err
 		}
-		for _, clients := range cfg.Clients {
-			if err := Warmup(ctx, c, cfg, clients); err != nil {
-				return rep, err
-			}
-			cell, cores, err := Measure(ctx, c, cfg, s, clients)
-			if err != nil {
-				return rep, err
-			}
-			rep.Cores = cores
-			rep.Results = append(rep.Results, cell)
-			if cfg.OnCell != nil {
-				cfg.OnCell(cell)
+		variants := cfg.Variants
+		if len(variants) == 0 {
+			variants = []Variant{{}}
+		}
+		for _, v := range variants {
+			cfg.Variant = v
+			for _, clients := range cfg.Clients {
+				if err := Warmup(ctx, c, cfg, clients); err != nil {
+					return rep, err
+				}
+				cell, cores, err := Measure(ctx, c, cfg, s, clients)
+				if err != nil {
+					return rep, err
+				}
+				rep.Cores = cores
+				rep.Results = append(rep.Results, cell)
+				if cfg.OnCell != nil {
+					cfg.OnCell(cell)
+				}
 			}
 		}
 	}
@@ -128,10 +158,11 @@ func Warmup(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients 
 	return err
 }
 
-// Measure runs one cell for cfg.Duration under the slice setting in force and brackets it
-// with node stats for the node's CPU; it returns the cell and the node's core count.
+// Measure runs one cell for cfg.Duration under the slice setting in force, on cfg.Variant's
+// nodes, and brackets it with those nodes' stats for their CPU; it returns the cell and
+// their core count.
 func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices, clients int) (Cell, int, error) {
-	before, err := c.NodeStats(ctx)
+	before, err := c.NodeStats(ctx, cfg.Variant.Nodes)
 	if err != nil {
 		return Cell{}, 0, err
 	}
@@ -141,11 +172,12 @@ func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices,
 		return Cell{}, 0, err
 	}
 	cpu1 := processCPU()
-	after, err := c.NodeStats(ctx)
+	after, err := c.NodeStats(ctx, cfg.Variant.Nodes)
 	if err != nil {
 		return Cell{}, 0, err
 	}
 	cell := load.cell(slices, clients, cfg)
+	cell.Variant = cfg.Variant.Name
 	q := float64(load.queries)
 	nodeCPUMs := float64(after.ProcessCPUMillis - before.ProcessCPUMillis)
 	cell.CPUPercent = round2(nodeCPUMs / (float64(load.elapsed.Milliseconds()) * float64(after.Processors)) * 100)
@@ -197,7 +229,7 @@ func runClients(ctx context.Context, c *opensearch.Client, cfg SweepConfig, n in
 			p := partial{hist: newHistogram()}
 			for q := i; time.Now().Before(deadline); q = (q + n) % cfg.Queries.Len() {
 				t0 := time.Now()
-				res, err := c.Search(ctx, cfg.Index, cfg.body(cfg.Queries.At(q)))
+				res, err := c.SearchPreferring(ctx, cfg.Index, cfg.body(cfg.Queries.At(q)), cfg.preference())
 				if err != nil {
 					p.err = fmt.Errorf("query %d: %w", q, err)
 					cancel()

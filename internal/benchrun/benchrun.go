@@ -33,8 +33,12 @@ type Workload struct {
 	HDF5      string
 	Load      string
 	K         int
-	Warmup    time.Duration
-	Duration  time.Duration
+	// Variants are compared under each slice setting (none: every node at once).
+	Variants []bench.Variant
+	// Shards of the index: the representation sweep's scratch indexes get as many.
+	Shards   int
+	Warmup   time.Duration
+	Duration time.Duration
 }
 
 // Resolve reads the run's workload against the VectorIndex it names.
@@ -56,6 +60,7 @@ func Resolve(run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (Workload, er
 	w := Workload{
 		Index: vi.OpenSearchIndexName(), Field: field.Name, Dim: int(field.Dimension), L2: field.SpaceType == "l2",
 		Load: wl.Load, K: int(wl.K), Warmup: wl.Warmup.Duration, Duration: wl.Duration.Duration,
+		Variants: Variants(run.Spec.Variants), Shards: int(vi.Spec.Shards),
 	}
 	if w.K == 0 {
 		w.K = 10
@@ -229,7 +234,7 @@ func RestoreBody(saved map[string]string) map[string]any {
 
 // SweepConfig is the engine's configuration for the workload.
 func (w Workload) SweepConfig(d Data, sliceCounts, clients []int32) bench.SweepConfig {
-	cfg := bench.SweepConfig{Index: w.Index, Field: w.Field, Queries: d.Queries, Exact: d.Exact, K: w.K, Warmup: w.Warmup, Duration: w.Duration}
+	cfg := bench.SweepConfig{Index: w.Index, Field: w.Field, Queries: d.Queries, Exact: d.Exact, K: w.K, Warmup: w.Warmup, Duration: w.Duration, Variants: w.Variants}
 	for _, s := range sliceCounts {
 		cfg.SliceCounts = append(cfg.SliceCounts, int(s))
 	}
@@ -243,42 +248,55 @@ func (w Workload) SweepConfig(d Data, sliceCounts, clients []int32) bench.SweepC
 type Result struct {
 	Engine          string
 	Cores, Segments int
-	Cells           []autotune.Measurement
+	Cells           []bench.Cell
 	// RecallValid: the cells' recall is against the true neighbours of what the index holds.
 	RecallValid bool
+	// Variants are the compared configurations as their nodes reported them.
+	Variants []v1alpha1.BenchmarkVariantResult
+	// Representations are the representation sweep's results.
+	Representations []bench.RepresentationResult
 }
 
-// Apply writes the result and the tuner's recommendation for each measured client level
-// into status. The tuner runs with the VectorIndex defaults (20% headroom, 1% gain per CPU
-// point) unless params say otherwise.
-func (r Result) Apply(status *v1alpha1.BenchmarkRunStatus, params autotune.Params) error {
+// Apply writes the result into the run's status: the cells; for a run without variants
+// the tuner's recommendation for each measured client level (with the VectorIndex
+// defaults, 20% headroom and 1% gain per CPU point, unless params say otherwise); for a
+// run with variants their comparison and the SIMD level they recommend; the
+// representations and the cheapest meeting the run's recall target.
+func (r Result) Apply(run *v1alpha1.BenchmarkRun, params autotune.Params) error {
+	status := &run.Status
 	status.Engine, status.Cores, status.Segments = r.Engine, int32(r.Cores), int32(r.Segments)
-	status.Results = nil
+	status.Results, status.Recommendations, status.Variants, status.SIMDRecommendation = nil, nil, nil, nil
 	var levels []int
+	var table autotune.Table
 	for _, m := range r.Cells {
-		cell := v1alpha1.BenchmarkCell{SliceCount: int32(m.SliceCount), Clients: int32(m.Clients),
+		cell := v1alpha1.BenchmarkCell{Variant: m.Variant, SliceCount: int32(m.SliceCount), Clients: int32(m.Clients),
 			P50Ms: num(m.P50Ms), P90Ms: num(m.P90Ms), P99Ms: num(m.P99Ms), QPS: num(m.QPS), CPUPercent: num(m.CPUPercent)}
 		if r.RecallValid {
 			cell.Recall = strconv.FormatFloat(m.Recall, 'f', 4, 64)
 		}
 		status.Results = append(status.Results, cell)
+		table.Results = append(table.Results, m.Measurement)
 		if !slices.Contains(levels, m.Clients) {
 			levels = append(levels, m.Clients)
 		}
 	}
-	slices.Sort(levels)
-	status.Recommendations = nil
-	table := autotune.Table{Cores: r.Cores, Segments: r.Segments, Results: r.Cells}
-	for _, n := range levels {
-		p := params
-		p.Clients = float64(n)
-		d, err := autotune.Decide(table, p)
-		if err != nil {
-			return fmt.Errorf("tuner on %d clients: %w", n, err)
+	if len(r.Variants) > 0 {
+		status.Variants = slices.Clone(r.Variants)
+		status.SIMDRecommendation = CompareVariants(status.Variants, r.Cells)
+	} else {
+		slices.Sort(levels)
+		table.Cores, table.Segments = r.Cores, r.Segments
+		for _, n := range levels {
+			p := params
+			p.Clients = float64(n)
+			d, err := autotune.Decide(table, p)
+			if err != nil {
+				return fmt.Errorf("tuner on %d clients: %w", n, err)
+			}
+			status.Recommendations = append(status.Recommendations, v1alpha1.BenchmarkRecommendation{Clients: int32(n), SliceCount: int32(d.SliceCount), Reason: d.Reason})
 		}
-		status.Recommendations = append(status.Recommendations, v1alpha1.BenchmarkRecommendation{Clients: int32(n), SliceCount: int32(d.SliceCount), Reason: d.Reason})
 	}
-	return nil
+	return r.applyRepresentations(run)
 }
 
 // DefaultParams are the tuner settings a run's recommendations use: those of a VectorIndex
@@ -295,6 +313,13 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// TunerInput says whether a run's results may be the slice tuner's table: it succeeded,
+// and it measured the index as it serves (a run with variants pins queries to some nodes:
+// an A/B record of configurations, not of the cluster).
+func TunerInput(run *v1alpha1.BenchmarkRun) bool {
+	return run.Status.Phase == v1alpha1.BenchmarkSucceeded && run.Status.CompletionTime != nil && len(run.Spec.Variants) == 0
+}
 
 // Table reads a succeeded run's status back as the tuner's input.
 func Table(status v1alpha1.BenchmarkRunStatus) (autotune.Table, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,8 @@ type StepCell struct {
 	Cores       int  `json:"cores"`
 	Segments    int  `json:"segments"`
 	RecallValid bool `json:"recallValid"`
+	// VariantNodes is the cell's variant as its nodes reported it, for a run with variants.
+	VariantNodes *v1alpha1.BenchmarkVariantResult `json:"variantNodes,omitempty"`
 }
 
 // ParseCells reads the measure steps' cells. Argo aggregates a fanned-out step's output
@@ -37,9 +40,12 @@ func ParseCells(cells, engine string) (Result, error) {
 		if err := json.Unmarshal(r, &c); err != nil {
 			return res, fmt.Errorf("--cells[%d]: %w", i, err)
 		}
-		res.Cells = append(res.Cells, c.Measurement)
+		res.Cells = append(res.Cells, c.Cell)
 		res.Cores, res.Segments = c.Cores, c.Segments
 		res.RecallValid = res.RecallValid && c.RecallValid
+		if v := c.VariantNodes; v != nil && !slices.ContainsFunc(res.Variants, func(o v1alpha1.BenchmarkVariantResult) bool { return o.Name == v.Name }) {
+			res.Variants = append(res.Variants, *v)
+		}
 	}
 	if len(res.Cells) == 0 {
 		return res, fmt.Errorf("--cells holds no cells")
@@ -54,7 +60,7 @@ func Post(ctx context.Context, k8s client.Client, key types.NamespacedName, res 
 		return err
 	}
 	patch := client.MergeFrom(run.DeepCopy())
-	if err := res.Apply(&run.Status, DefaultParams); err != nil {
+	if err := res.Apply(&run, DefaultParams); err != nil {
 		return err
 	}
 	return k8s.Status().Patch(ctx, &run, patch)

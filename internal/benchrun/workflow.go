@@ -10,21 +10,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
 )
 
-// Cell is one slice setting × client level, in the order the workflow measures them.
+// Cell is one slice setting × variant × client level, in the order the workflow measures
+// them. Variant and Nodes are empty for a run without variants.
 type Cell struct {
-	Slices  int32 `json:"slices"`
-	Clients int32 `json:"clients"`
+	Slices  int32  `json:"slices"`
+	Variant string `json:"variant"`
+	Nodes   string `json:"nodes"`
+	Clients int32  `json:"clients"`
 }
 
-// Cells are the run's cells in sweep order: each slice setting is applied once and
-// measured under every client level before the next.
+// Cells are the run's cells in sweep order, as bench.Sweep measures them: each slice
+// setting is applied once and measured on every variant under every client level before
+// the next.
 func Cells(spec v1alpha1.BenchmarkRunSpec) []Cell {
+	variants := Variants(spec.Variants)
+	if len(variants) == 0 {
+		variants = []bench.Variant{{}}
+	}
 	var out []Cell
 	for _, s := range spec.SliceCounts {
-		for _, c := range spec.Clients {
-			out = append(out, Cell{Slices: s, Clients: c})
+		for _, v := range variants {
+			for _, c := range spec.Clients {
+				out = append(out, Cell{Slices: s, Variant: v.Name, Nodes: v.Nodes, Clients: c})
+			}
 		}
 	}
 	return out
@@ -51,6 +62,9 @@ func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credential
 		"dataset-queries":    "0",
 		"dataset-seed":       "0",
 		"hdf5-path":          "",
+		"representations":    strings.Join(representationNames(run.Spec.Representations), ","),
+		"scratch-owner":      ScratchOwner(run),
+		"shards":             strconv.Itoa(w.Shards),
 	}
 	if g := w.Generated; g != nil {
 		params["dataset-count"], params["dataset-queries"], params["dataset-seed"] = strconv.Itoa(g.Count), strconv.Itoa(g.Queries), strconv.FormatUint(g.Seed, 10)
@@ -76,6 +90,14 @@ func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credential
 		wf.Spec.Arguments.Parameters = append(wf.Spec.Arguments.Parameters, wfv1.Parameter{Name: k, Value: wfv1.AnyStringPtr(params[k])})
 	}
 	return wf
+}
+
+func representationNames(reps []v1alpha1.VectorRepresentation) []string {
+	var out []string
+	for _, r := range reps {
+		out = append(out, string(r))
+	}
+	return out
 }
 
 // orNone: a Secret reference cannot have an empty name; "none" names a Secret that does

@@ -122,13 +122,19 @@ func index() *dashboard.DashboardBuilder {
 
 func benchmark() *dashboard.DashboardBuilder {
 	const b = `{namespace=~"$namespace", index=~"$index"}`
-	return base("vectorpilot-benchmark", "vectorpilot / Benchmark results", "The benchmark table each Auto-tuned index is tuned from: p90 and node CPU per slice setting and client level.").
+	return base("vectorpilot-benchmark", "vectorpilot / Benchmark results", "The benchmark table each Auto-tuned index is tuned from: p90 and node CPU per slice setting and client level; and what BenchmarkRuns compared: SIMD variants and vector representations.").
 		WithVariable(variable("namespace", "Namespace", "vectorpilot_benchmark_p90_seconds", "")).
 		WithVariable(variable("index", "Index", "vectorpilot_benchmark_p90_seconds", `{namespace=~"$namespace"}`)).
 		WithPanel(series("p90 service time by slices and clients", "s", "Measured p90 per cell; slices 1 = off, 0 = Lucene's default.", 12,
 			query(`vectorpilot_benchmark_p90_seconds`+b, "{{index}} slices={{slices}} clients={{clients}}"))).
 		WithPanel(series("Node CPU by slices and clients", "percent", "Measured node CPU per cell.", 12,
-			query(`vectorpilot_benchmark_cpu_percent`+b, "{{index}} slices={{slices}} clients={{clients}}")))
+			query(`vectorpilot_benchmark_cpu_percent`+b, "{{index}} slices={{slices}} clients={{clients}}"))).
+		WithPanel(series("SIMD variants: throughput against the first variant", "short", "Per BenchmarkRun with variants: each variant's throughput over its first variant's (1.2 = 20 % more), with the SIMD level its pool asked for and Lucene's vector code.", 8,
+			query(`vectorpilot_benchmark_variant_qps_ratio`+b, "{{run}} {{variant}} ({{simd}}, {{lucene_vector}})"))).
+		WithPanel(series("Representations: recall@k", "percentunit", "Per BenchmarkRun with representations: recall against the exact float neighbours, at one client.", 8,
+			query(`vectorpilot_benchmark_representation_recall`+b, "{{run}} {{representation}}"))).
+		WithPanel(series("Representations: hot bytes per document", "bytes", "Graph and scored vectors an HNSW search keeps in memory per document.", 8,
+			query(`vectorpilot_benchmark_representation_hot_per_document_bytes`+b, "{{run}} {{representation}}")))
 }
 
 func snapshots() *dashboard.DashboardBuilder {

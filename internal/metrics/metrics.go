@@ -59,8 +59,33 @@ var (
 	}, []string{"namespace", "index", "slices", "clients"})
 )
 
+// A succeeded BenchmarkRun's comparisons, per run: its variants' throughput against the
+// first variant, and its representations' recall and hot bytes.
+var (
+	BenchmarkVariantQPSRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_benchmark_variant_qps_ratio",
+		Help: "Throughput of a BenchmarkRun variant over its first variant's (geometric mean over the cells both measured).",
+	}, []string{"namespace", "index", "run", "variant", "simd", "lucene_vector"})
+	BenchmarkRepresentationRecall = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_benchmark_representation_recall",
+		Help: "recall@k of a vector representation a BenchmarkRun measured, against the exact float neighbours, at one client.",
+	}, []string{"namespace", "index", "run", "representation"})
+	BenchmarkRepresentationHotBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_benchmark_representation_hot_per_document_bytes",
+		Help: "Bytes per document an HNSW search keeps hot (graph and scored vectors) in a representation a BenchmarkRun measured.",
+	}, []string{"namespace", "index", "run", "representation"})
+)
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(IndexReady, TuningHeadroom, BenchmarkP90, BenchmarkCPU)
+	ctrlmetrics.Registry.MustRegister(IndexReady, TuningHeadroom, BenchmarkP90, BenchmarkCPU,
+		BenchmarkVariantQPSRatio, BenchmarkRepresentationRecall, BenchmarkRepresentationHotBytes)
+}
+
+// ForgetRun drops every series of a deleted BenchmarkRun.
+func ForgetRun(namespace, run string) {
+	for _, m := range []*prometheus.MetricVec{BenchmarkVariantQPSRatio.MetricVec, BenchmarkRepresentationRecall.MetricVec, BenchmarkRepresentationHotBytes.MetricVec} {
+		m.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "run": run})
+	}
 }
 
 // ForgetIndex drops every series of a deleted VectorIndex.

@@ -37,7 +37,9 @@ var requestRules = []requestRule{
 	{http.MethodGet, "/_cat/plugins", Permissions{Cluster: []string{"cluster:monitor/state", "cluster:monitor/nodes/info"}}},
 	{http.MethodGet, "/_cat/shards", Permissions{Cluster: []string{"cluster:monitor/state"}, Index: []string{"indices:monitor/stats"}}},
 	{http.MethodGet, "/_nodes/os", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},
+	{http.MethodGet, "/_nodes/{name}/os", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},
 	{http.MethodGet, "/_nodes/settings,jvm", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},
+	{http.MethodGet, "/_nodes/{name}/settings,jvm", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},
 	{http.MethodGet, "/_nodes/stats/{name}", Permissions{Cluster: []string{"cluster:monitor/nodes/stats"}}},
 	// opensearch-go itself polls its node's JVM and breaker statistics (load shedding),
 	// every few seconds per client.

@@ -252,13 +252,28 @@ type SearchResult struct {
 
 // Search runs a query DSL body against an index.
 func (c *Client) Search(ctx context.Context, index string, body any) (SearchResult, error) {
+	return c.SearchPreferring(ctx, index, body, "")
+}
+
+// OnlyNodes is the search preference that serves every shard from a copy on the nodes the
+// specification selects (e.g. "vectorpilot_pool:hot"); OpenSearch fails the search when
+// those nodes hold no copy of a shard.
+func OnlyNodes(nodes string) string { return "_only_nodes:" + nodes }
+
+// SearchPreferring runs a search whose shard copies the preference chooses ("" lets
+// OpenSearch choose).
+func (c *Client) SearchPreferring(ctx context.Context, index string, body any, preference string) (SearchResult, error) {
 	var resp struct {
 		Took int64 `json:"took"`
 		Hits struct {
 			Hits []Hit `json:"hits"`
 		} `json:"hits"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(index)+"/_search", body, &resp); err != nil {
+	path := "/" + url.PathEscape(index) + "/_search"
+	if preference != "" {
+		path += "?preference=" + url.QueryEscape(preference)
+	}
+	if err := c.do(ctx, http.MethodPost, path, body, &resp); err != nil {
 		return SearchResult{}, err
 	}
 	return SearchResult{TookMs: resp.Took, Hits: resp.Hits.Hits}, nil

@@ -3,6 +3,7 @@ package opensearch
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"sort"
 )
 
@@ -15,11 +16,22 @@ type NodeStats struct {
 	// SearcherCompleted counts tasks finished on the index_searcher pool (one per slice of
 	// a concurrent search).
 	SearcherCompleted int64
+	// Nodes are the names of the nodes summed, sorted.
+	Nodes []string
 }
 
-// NodeStats reads process CPU, processor counts and the index_searcher pool of every node,
-// in two requests.
-func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
+// nodesPath is the _nodes API path of a node specification ("" for every node): node
+// names, ids, attributes as attr:value, wildcards, comma-separated.
+func nodesPath(nodes string) string {
+	if nodes == "" {
+		return "/_nodes"
+	}
+	return "/_nodes/" + url.PathEscape(nodes)
+}
+
+// NodeStats reads process CPU, processor counts and the index_searcher pool of the nodes
+// the specification selects ("" every node), in two requests.
+func (c *Client) NodeStats(ctx context.Context, nodes string) (NodeStats, error) {
 	var stats struct {
 		Nodes map[string]struct {
 			Process struct {
@@ -32,17 +44,18 @@ func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
 			} `json:"thread_pool"`
 		} `json:"nodes"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/_nodes/stats/process,thread_pool?filter_path=nodes.*.process.cpu,nodes.*.thread_pool.index_searcher", nil, &stats); err != nil {
+	if err := c.do(ctx, http.MethodGet, nodesPath(nodes)+"/stats/process,thread_pool?filter_path=nodes.*.process.cpu,nodes.*.thread_pool.index_searcher", nil, &stats); err != nil {
 		return NodeStats{}, err
 	}
 	var info struct {
 		Nodes map[string]struct {
-			OS struct {
+			Name string `json:"name"`
+			OS   struct {
 				AvailableProcessors int `json:"available_processors"`
 			} `json:"os"`
 		} `json:"nodes"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/_nodes/os?filter_path=nodes.*.os.available_processors", nil, &info); err != nil {
+	if err := c.do(ctx, http.MethodGet, nodesPath(nodes)+"/os?filter_path=nodes.*.name,nodes.*.os.available_processors", nil, &info); err != nil {
 		return NodeStats{}, err
 	}
 	var out NodeStats
@@ -52,7 +65,9 @@ func (c *Client) NodeStats(ctx context.Context) (NodeStats, error) {
 	}
 	for _, n := range info.Nodes {
 		out.Processors += n.OS.AvailableProcessors
+		out.Nodes = append(out.Nodes, n.Name)
 	}
+	sort.Strings(out.Nodes)
 	return out, nil
 }
 
@@ -68,9 +83,9 @@ type NodeVariant struct {
 	JVMArguments []string
 }
 
-// NodeVariants reads every node's attributes, k-NN variant settings and JVM arguments, as
-// the nodes started with them, in one request.
-func (c *Client) NodeVariants(ctx context.Context) ([]NodeVariant, error) {
+// NodeVariants reads the attributes, k-NN variant settings and JVM arguments of the nodes
+// the specification selects ("" every node), as the nodes started with them, in one request.
+func (c *Client) NodeVariants(ctx context.Context, nodes string) ([]NodeVariant, error) {
 	var info struct {
 		Nodes map[string]struct {
 			Name       string            `json:"name"`
@@ -87,7 +102,7 @@ func (c *Client) NodeVariants(ctx context.Context) ([]NodeVariant, error) {
 			} `json:"jvm"`
 		} `json:"nodes"`
 	}
-	const path = "/_nodes/settings,jvm?filter_path=nodes.*.name,nodes.*.attributes,nodes.*.settings.knn.faiss,nodes.*.jvm.input_arguments"
+	path := nodesPath(nodes) + "/settings,jvm?filter_path=nodes.*.name,nodes.*.attributes,nodes.*.settings.knn.faiss,nodes.*.jvm.input_arguments"
 	if err := c.do(ctx, http.MethodGet, path, nil, &info); err != nil {
 		return nil, err
 	}

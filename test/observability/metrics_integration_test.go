@@ -81,9 +81,26 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	// metrics exist.
 	must(t, k8s.Create(ctx, &v1alpha1.SnapshotPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "observed", Namespace: ns},
-		Spec: v1alpha1.SnapshotPolicySpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Schedule: "@every 3s",
+		Spec: v1alpha1.SnapshotPolicySpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Schedule: "@every 5s",
 			Repository: v1alpha1.SnapshotRepository{Name: ns + "-fs", FS: &v1alpha1.FSRepository{Location: ns}},
 			Retention:  v1alpha1.SnapshotRetention{MaxCount: ptr.To[int32](2)}},
+	}))
+	// A Local BenchmarkRun comparing two variants and two representations, so the
+	// benchmark dashboard's comparison panels have a run to show.
+	must(t, k8s.Create(ctx, &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "compared", Namespace: ns},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			IndexRef: v1alpha1.LocalObjectReference{Name: vi.Name},
+			Workload: v1alpha1.BenchmarkWorkload{
+				Dataset: v1alpha1.BenchmarkDataset{Generated: &v1alpha1.GeneratedDataset{Count: 500, Queries: 20, Seed: 1}},
+				K:       10, Load: "IfIncomplete",
+				Warmup: metav1.Duration{Duration: 200 * time.Millisecond}, Duration: metav1.Duration{Duration: time.Second},
+			},
+			SliceCounts: []int32{1}, Clients: []int32{1},
+			Variants:        []v1alpha1.BenchmarkVariant{{Name: "all", Nodes: "*"}, {Name: "local", Nodes: "_local"}},
+			Representations: []v1alpha1.VectorRepresentation{"float", "byte"}, RecallTarget: "0.9",
+			Runner: v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerLocal},
+		},
 	}))
 	osClient, err := opensearch.New(opensearch.Config{Endpoint: url})
 	must(t, err)

@@ -4,6 +4,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
 
 type templates map[string]*wfv1.WorkflowTemplate
@@ -108,5 +110,78 @@ func TestSubmittedWorkflowsValidate(t *testing.T) {
 				t.Errorf("%s does not declare parameter %s the operator passes", name, p.Name)
 			}
 		}
+	}
+}
+
+func readSample[T any](t *testing.T, name string, into *T) *T {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("../../config/samples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(raw, into); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return into
+}
+
+// TestSIMDABPlan: the shipped A/B samples render two data pools that differ in their SIMD
+// level (JVM vector width, k-NN libraries, node attribute), and the run's Workflow measures
+// every slice setting on one pool then the other, each cell pinned to its pool's nodes,
+// then the representations; Argo validates it.
+func TestSIMDABPlan(t *testing.T) {
+	sc := readSample(t, "vectorpilot_v1alpha1_searchcluster_simd_ab.yaml", &v1alpha1.SearchCluster{})
+	vi := readSample(t, "vectorpilot_v1alpha1_vectorindex_simd_ab.yaml", &v1alpha1.VectorIndex{})
+	run := readSample(t, "vectorpilot_v1alpha1_benchmarkrun_simd_ab.yaml", &v1alpha1.BenchmarkRun{})
+	sc.Namespace, vi.Namespace, run.Namespace = "search", "search", "search"
+	pools := map[string]v1alpha1.NodePool{}
+	for _, p := range sc.Spec.Managed.NodePools {
+		pools[p.Name] = p
+		settings := managed.PoolSettings(sc, p)
+		t.Logf("pool %-8s simd %-10s java %q attr %v", p.Name, managed.SIMDOf(p), managed.JavaOptions(p), settings["node.attr.vectorpilot_simd"])
+	}
+	for pool, want := range map[string]string{"avx2": "-XX:UseAVX=2", "spr": "-XX:UseAVX=3"} {
+		if opts := managed.JavaOptions(pools[pool]); !strings.Contains(opts, want) || !strings.Contains(opts, "jdk.incubator.vector") {
+			t.Errorf("pool %s java options %q, want the vector module and %s", pool, opts, want)
+		}
+		if got := managed.PoolSettings(sc, pools[pool])["node.attr.vectorpilot_pool"]; got != pool {
+			t.Errorf("pool %s renders pool attribute %v", pool, got)
+		}
+	}
+	if len(vi.Spec.Fields) == 0 || vi.Spec.Replicas < int32(len(run.Spec.Variants))-1 {
+		t.Errorf("the A/B index needs a copy per variant pool: %d replicas for %d variants", vi.Spec.Replicas, len(run.Spec.Variants))
+	}
+	w, err := benchrun.Resolve(run, vi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := benchrun.Workflow(run, w, "simd-ab-1", managed.Endpoint(sc), "vectors-ab-operator-credentials")
+	all := load(t)
+	if err := validate.ValidateWorkflow(all, &templateresolution.NullClusterWorkflowTemplateGetter{}, wf, nil, validate.ValidateOpts{}); err != nil {
+		t.Fatalf("the A/B Workflow: %v", err)
+	}
+	params := map[string]string{}
+	for _, p := range wf.Spec.Arguments.Parameters {
+		params[p.Name] = p.Value.String()
+	}
+	var cells []benchrun.Cell
+	if err := json.Unmarshal([]byte(params["cells"]), &cells); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan (Workflow %s, template %s): prepare → %d cells → representations %q → report", wf.Name, run.Spec.Runner.WorkflowTemplateRef.Name, len(cells), params["representations"])
+	for i, c := range cells {
+		t.Logf("  cell %2d: slices %d  variant %-5s nodes %-25s clients %d", i+1, c.Slices, c.Variant, c.Nodes, c.Clients)
+	}
+	if len(cells) != len(run.Spec.SliceCounts)*len(run.Spec.Variants)*len(run.Spec.Clients) {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for i, c := range cells {
+		v := run.Spec.Variants[(i/len(run.Spec.Clients))%len(run.Spec.Variants)]
+		if c.Variant != v.Name || c.Nodes != "vectorpilot_pool:"+v.Pool {
+			t.Errorf("cell %d: variant %s on %s, want %s on vectorpilot_pool:%s", i, c.Variant, c.Nodes, v.Name, v.Pool)
+		}
+	}
+	if params["representations"] != "float,sq7,byte" || params["scratch-owner"] == "" {
+		t.Errorf("representations %q, scratch owner %q", params["representations"], params["scratch-owner"])
 	}
 }

@@ -1,0 +1,205 @@
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/simd"
+)
+
+// simdAttribute is the node attribute a managed pool renders with the level it asked for.
+const simdAttribute = "vectorpilot_simd"
+
+// Variants are the spec's variants as the engine measures them: a pool becomes the node
+// specification of its attribute.
+func Variants(spec []v1alpha1.BenchmarkVariant) []bench.Variant {
+	var out []bench.Variant
+	for _, v := range spec {
+		nodes := v.Nodes
+		if v.Pool != "" {
+			nodes = managed.PoolAttribute + ":" + v.Pool
+		}
+		out = append(out, bench.Variant{Name: v.Name, Nodes: nodes})
+	}
+	return out
+}
+
+// VariantError is a variant that cannot be measured: no node matches it, or its nodes
+// miss a started copy of a shard of the index.
+type VariantError struct{ Message string }
+
+func (e *VariantError) Error() string { return e.Message }
+
+// ObserveVariant reads what a variant's nodes run (the level their pool asked for, their
+// CPU's, the vector code their JVM options give Lucene) and checks they hold a started copy
+// of every shard of the index, so its queries are served by them alone.
+func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v bench.Variant) (v1alpha1.BenchmarkVariantResult, error) {
+	out := v1alpha1.BenchmarkVariantResult{Name: v.Name, Nodes: v.Nodes}
+	nodes, err := c.NodeVariants(ctx, v.Nodes)
+	if err != nil {
+		return out, err
+	}
+	if len(nodes) == 0 {
+		return out, &VariantError{fmt.Sprintf("variant %s: no node matches %q", v.Name, v.Nodes)}
+	}
+	var asked, cpus, vectors []string
+	for _, n := range nodes {
+		out.NodeNames = append(out.NodeNames, n.Name)
+		cpu := n.Attributes[managed.CPUAttribute]
+		if cpu != "" {
+			cpus = append(cpus, cpu)
+		}
+		if a := n.Attributes[simdAttribute]; a != "" {
+			asked = append(asked, a)
+		}
+		vectors = append(vectors, simd.LuceneVector(n.JVMArguments, cpu))
+	}
+	out.SIMD, out.CPUSIMD, out.LuceneVector = same(asked), simd.Common(cpus), same(vectors)
+	copies, err := c.Shards(ctx)
+	if err != nil {
+		return out, err
+	}
+	if missing := shardsWithoutCopy(copies, index, out.NodeNames); len(missing) > 0 {
+		return out, &VariantError{fmt.Sprintf("variant %s: nodes %s hold no started copy of shard %s of index %s; give the index a copy on every variant's nodes "+
+			"(number_of_replicas at least the variants less one, with allocation awareness on the pools' attribute)",
+			v.Name, strings.Join(out.NodeNames, ","), strings.Join(missing, ","), index)}
+	}
+	return out, nil
+}
+
+// same is the value every item has, "mixed" when they differ, "" for none.
+func same(items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	for _, v := range items[1:] {
+		if v != items[0] {
+			return "mixed"
+		}
+	}
+	return items[0]
+}
+
+// shardsWithoutCopy are the index's shards with no started copy on the nodes.
+func shardsWithoutCopy(copies []opensearch.ShardCopy, index string, nodes []string) []string {
+	served, all := map[string]bool{}, map[string]bool{}
+	for _, c := range copies {
+		if c.Index != index {
+			continue
+		}
+		all[c.Shard] = true
+		if c.State == "STARTED" && slices.Contains(nodes, c.Node) {
+			served[c.Shard] = true
+		}
+	}
+	var missing []string
+	for s := range all {
+		if !served[s] {
+			missing = append(missing, s)
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}
+
+// minSIMDGain is the throughput a wider SIMD level must add over the level on the most
+// instance families to be recommended: below it, the broader choice of hardware wins.
+const minSIMDGain = 0.05
+
+// CompareVariants sets each variant's ratios against the first one (the geometric mean
+// over the slice × client cells both measured) and recommends the SIMD level: the best
+// variant's, unless a variant whose level is on more instance families is within
+// minSIMDGain of its throughput. It recommends nothing for fewer than two variants.
+func CompareVariants(variants []v1alpha1.BenchmarkVariantResult, cells []bench.Cell) *v1alpha1.BenchmarkSIMDRecommendation {
+	if len(variants) < 2 {
+		return nil
+	}
+	type key struct{ slices, clients int }
+	by := map[string]map[key]bench.Cell{}
+	for _, c := range cells {
+		if by[c.Variant] == nil {
+			by[c.Variant] = map[key]bench.Cell{}
+		}
+		by[c.Variant][key{c.SliceCount, c.Clients}] = c
+	}
+	base := by[variants[0].Name]
+	qps := make([]float64, len(variants))
+	compared := 0
+	for i := range variants {
+		var logQPS, logP90 float64
+		n := 0
+		for k, b := range base {
+			c, ok := by[variants[i].Name][k]
+			if !ok || b.QPS == 0 || c.QPS == 0 || b.P90Ms == 0 || c.P90Ms == 0 {
+				continue
+			}
+			logQPS += math.Log(c.QPS / b.QPS)
+			logP90 += math.Log(c.P90Ms / b.P90Ms)
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		compared++
+		qps[i] = math.Exp(logQPS / float64(n))
+		variants[i].QPSRatio = strconv.FormatFloat(qps[i], 'f', 3, 64)
+		variants[i].P90Ratio = strconv.FormatFloat(math.Exp(logP90/float64(n)), 'f', 3, 64)
+	}
+	best := 0
+	for i := range variants {
+		if qps[i] > qps[best] {
+			best = i
+		}
+	}
+	if compared < 2 {
+		return &v1alpha1.BenchmarkSIMDRecommendation{Variant: variants[0].Name, Reason: "no cell was measured by every variant; nothing to compare"}
+	}
+	choice := best
+	for i := range variants {
+		if qps[i] >= qps[best]*(1-minSIMDGain) && families(variants[i]) > families(variants[choice]) {
+			choice = i
+		}
+	}
+	v := variants[choice]
+	rec := &v1alpha1.BenchmarkSIMDRecommendation{Variant: v.Name, Level: level(v)}
+	if c, ok := simd.For(v1alpha1.SIMDLevel(rec.Level)); ok {
+		rec.InstanceFamilies = c.Families
+	}
+	switch {
+	case rec.Level == "":
+		rec.Reason = fmt.Sprintf("variant %s has the highest throughput (%.2f× variant %s); its nodes carry no SIMD attributes, so no level can be named", v.Name, qps[choice], variants[0].Name)
+	case choice == best:
+		rec.Reason = fmt.Sprintf("variant %s (%s, %s) has the highest throughput: %.2f× variant %s; no variant on more instance families came within %.0f%% of it",
+			v.Name, rec.Level, v.LuceneVector, qps[choice], variants[0].Name, minSIMDGain*100)
+	default:
+		rec.Reason = fmt.Sprintf("variant %s (%s, %s) is within %.0f%% of the fastest, variant %s (%s, %.2f× against %.2f× variant %s), and runs on more instance families",
+			v.Name, rec.Level, v.LuceneVector, minSIMDGain*100, variants[best].Name, level(variants[best]), qps[best], qps[choice], variants[0].Name)
+	}
+	return rec
+}
+
+// level is the SIMD level a variant's nodes run: the level their pool asked for, or their
+// CPU's when it asked for auto.
+func level(v v1alpha1.BenchmarkVariantResult) string {
+	if _, ok := simd.For(v1alpha1.SIMDLevel(v.SIMD)); ok {
+		return v.SIMD
+	}
+	if _, ok := simd.For(v1alpha1.SIMDLevel(v.CPUSIMD)); ok {
+		return v.CPUSIMD
+	}
+	return ""
+}
+
+// families is how many instance families run a variant's level (0 when unknown).
+func families(v v1alpha1.BenchmarkVariantResult) int {
+	c, _ := simd.For(v1alpha1.SIMDLevel(level(v)))
+	return len(c.Families)
+}

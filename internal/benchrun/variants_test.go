@@ -1,0 +1,210 @@
+package benchrun
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+)
+
+func cell(variant string, sliceCount, clients int, qps, p90 float64) bench.Cell {
+	return bench.Cell{Variant: variant, Measurement: autotune.Measurement{SliceCount: sliceCount, Clients: clients, QPS: qps, P90Ms: p90, P50Ms: p90 / 2, P99Ms: p90 * 2, CPUPercent: 50}}
+}
+
+func TestVariantsPinPoolsByTheirAttribute(t *testing.T) {
+	got := Variants([]v1alpha1.BenchmarkVariant{{Name: "wide", Pool: "avx512"}, {Name: "other", Nodes: "simd:avx2,node-3"}})
+	want := []bench.Variant{{Name: "wide", Nodes: "vectorpilot_pool:avx512"}, {Name: "other", Nodes: "simd:avx2,node-3"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestCompareVariants: ratios are geometric means over the cells both variants measured,
+// against the first variant; the recommendation is the fastest variant's level unless a
+// level on more instance families comes within 5 %.
+func TestCompareVariants(t *testing.T) {
+	spr := v1alpha1.BenchmarkVariantResult{Name: "spr", SIMD: "avx512_spr", CPUSIMD: "avx512_spr", LuceneVector: "panama-512"}
+	avx2 := v1alpha1.BenchmarkVariantResult{Name: "avx2", SIMD: "avx2", CPUSIMD: "avx512_spr", LuceneVector: "panama-256"}
+	auto := v1alpha1.BenchmarkVariantResult{Name: "auto", SIMD: "auto", CPUSIMD: "avx512", LuceneVector: "panama-512"}
+	bare := v1alpha1.BenchmarkVariantResult{Name: "bare"}
+	cases := []struct {
+		name           string
+		variants       []v1alpha1.BenchmarkVariantResult
+		cells          []bench.Cell
+		wantRatios     []string
+		wantVariant    string
+		wantLevel      string
+		reasonContains string
+	}{
+		{
+			name:     "the wide level pays: recommended",
+			variants: []v1alpha1.BenchmarkVariantResult{avx2, spr},
+			cells: []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 130, 8), cell("avx2", 1, 2, 150, 14), cell("spr", 1, 2, 195, 11.2),
+				cell("spr", 4, 1, 500, 1)}, // measured by one variant only: not compared
+			wantRatios: []string{"1.000", "1.300"}, wantVariant: "spr", wantLevel: "avx512_spr", reasonContains: "highest throughput: 1.30×",
+		},
+		{
+			name:       "the wide level gains under 5 %: the broader level",
+			variants:   []v1alpha1.BenchmarkVariantResult{spr, avx2},
+			cells:      []bench.Cell{cell("spr", 1, 1, 100, 10), cell("avx2", 1, 1, 97, 10.3)},
+			wantRatios: []string{"1.000", "0.970"}, wantVariant: "avx2", wantLevel: "avx2", reasonContains: "within 5% of the fastest, variant spr",
+		},
+		{
+			name:       "auto names the CPU's level",
+			variants:   []v1alpha1.BenchmarkVariantResult{avx2, auto},
+			cells:      []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("auto", 1, 1, 120, 9)},
+			wantRatios: []string{"1.000", "1.200"}, wantVariant: "auto", wantLevel: "avx512",
+		},
+		{
+			name:       "nodes without attributes: the fastest, no level",
+			variants:   []v1alpha1.BenchmarkVariantResult{bare, {Name: "b"}},
+			cells:      []bench.Cell{cell("bare", 1, 1, 100, 10), cell("b", 1, 1, 80, 12)},
+			wantRatios: []string{"1.000", "0.800"}, wantVariant: "bare", reasonContains: "no level can be named",
+		},
+		{
+			name:       "no common cell",
+			variants:   []v1alpha1.BenchmarkVariantResult{avx2, spr},
+			cells:      []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 2, 1, 130, 8)},
+			wantRatios: []string{"1.000", ""}, wantVariant: "avx2", reasonContains: "nothing to compare",
+		},
+	}
+	for _, c := range cases {
+		variants := slices.Clone(c.variants)
+		rec := CompareVariants(variants, c.cells)
+		var ratios []string
+		for _, v := range variants {
+			ratios = append(ratios, v.QPSRatio)
+		}
+		if !slices.Equal(ratios, c.wantRatios) {
+			t.Errorf("%s: qps ratios %v, want %v", c.name, ratios, c.wantRatios)
+		}
+		if rec == nil || rec.Variant != c.wantVariant || rec.Level != c.wantLevel || !strings.Contains(rec.Reason, c.reasonContains) {
+			t.Errorf("%s: recommendation %+v, want variant %s level %q reason with %q", c.name, rec, c.wantVariant, c.wantLevel, c.reasonContains)
+		}
+		if rec != nil && rec.Level != "" && len(rec.InstanceFamilies) == 0 {
+			t.Errorf("%s: a named level must list its instance families", c.name)
+		}
+	}
+	if rec := CompareVariants([]v1alpha1.BenchmarkVariantResult{spr}, []bench.Cell{cell("spr", 1, 1, 1, 1)}); rec != nil {
+		t.Errorf("one variant compares with nothing, got %+v", rec)
+	}
+	// The p90 ratio is the variant's p90 over the first's: 0.8 = 20 % faster.
+	v := []v1alpha1.BenchmarkVariantResult{avx2, spr}
+	CompareVariants(v, []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 125, 8)})
+	if v[1].P90Ratio != "0.800" {
+		t.Errorf("p90 ratio %s, want 0.800", v[1].P90Ratio)
+	}
+}
+
+func TestShardsWithoutCopy(t *testing.T) {
+	copies := []opensearch.ShardCopy{
+		{Index: "vec", Shard: "0", State: "STARTED", Node: "a-0"}, {Index: "vec", Shard: "0", State: "STARTED", Node: "b-0"},
+		{Index: "vec", Shard: "1", State: "STARTED", Node: "a-0"}, {Index: "vec", Shard: "1", State: "INITIALIZING", Node: "b-1"},
+		{Index: "other", Shard: "2", State: "STARTED", Node: "a-0"},
+	}
+	if got := shardsWithoutCopy(copies, "vec", []string{"a-0"}); len(got) != 0 {
+		t.Errorf("pool a holds every shard, got missing %v", got)
+	}
+	if got := shardsWithoutCopy(copies, "vec", []string{"b-0", "b-1"}); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("pool b's copy of shard 1 is still initializing, got missing %v", got)
+	}
+}
+
+// TestApplyWithVariants: a run with variants records the comparison, never the slice
+// tuner's recommendations, and is not the tuner's input.
+func TestApplyWithVariants(t *testing.T) {
+	run := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{Variants: []v1alpha1.BenchmarkVariant{{Name: "avx2", Pool: "a"}, {Name: "spr", Pool: "b"}}}}
+	res := Result{Engine: "vectorpilot", Cores: 2, Cells: []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 130, 8)},
+		Variants: []v1alpha1.BenchmarkVariantResult{{Name: "avx2", SIMD: "avx2"}, {Name: "spr", SIMD: "avx512_spr"}}}
+	if err := res.Apply(run, DefaultParams); err != nil {
+		t.Fatal(err)
+	}
+	s := run.Status
+	if len(s.Results) != 2 || s.Results[1].Variant != "spr" || len(s.Recommendations) != 0 || s.SIMDRecommendation == nil || s.SIMDRecommendation.Level != "avx512_spr" {
+		t.Errorf("status %+v", s)
+	}
+	run.Status.Phase = v1alpha1.BenchmarkSucceeded
+	run.Status.CompletionTime = run.Status.StartTime
+	if TunerInput(run) {
+		t.Error("a run with variants must never be the tuner's input")
+	}
+}
+
+func repResult(name string, recall, hot, p90 float64) bench.RepresentationResult {
+	r := bench.RepresentationResult{HotBytesPerDoc: hot, DiskBytesPerDoc: hot * 2, HNSW: []bench.Cell{cell("", 1, 1, 100, p90)}}
+	r.Name = name
+	r.HNSW[0].Recall = recall
+	return r
+}
+
+func TestRepresentationRecommendationMeetsTheRunsTarget(t *testing.T) {
+	results := []bench.RepresentationResult{repResult("float", 0.99, 600, 2), repResult("sq7", 0.96, 200, 1.5), repResult("byte", 0.91, 180, 1.4)}
+	for _, c := range []struct {
+		target, want string
+		met          bool
+	}{{"0.95", "sq7", true}, {"0.90", "byte", true}, {"0.99", "float", true}, {"", "sq7", true}, {"0.995", "float", false}} {
+		run := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{RecallTarget: c.target}}
+		if err := (Result{Representations: results}).Apply(run, DefaultParams); err != nil {
+			t.Fatal(err)
+		}
+		rec := run.Status.RepresentationRecommendation
+		if rec == nil || string(rec.Name) != c.want || rec.Met != c.met || len(run.Status.Representations) != 3 {
+			t.Errorf("target %q: %+v, want %s met=%v", c.target, rec, c.want, c.met)
+		}
+	}
+}
+
+// fakeIndexes is an OpenSearch holding indexes with their _meta.
+type fakeIndexes struct {
+	meta    map[string]map[string]any
+	deleted []string
+}
+
+func (f *fakeIndexes) GetIndex(_ context.Context, name string) (*opensearch.Index, error) {
+	m, ok := f.meta[name]
+	if !ok {
+		return nil, &opensearch.APIError{Status: 404}
+	}
+	return &opensearch.Index{Name: name, Meta: m}, nil
+}
+
+func (f *fakeIndexes) DeleteIndex(_ context.Context, name string) error {
+	f.deleted = append(f.deleted, name)
+	return nil
+}
+
+// TestDropScratchDeletesOnlyTheRunsOwn: an index of a scratch name without the run's mark
+// (a user's, another run's) is never deleted.
+func TestDropScratchDeletesOnlyTheRunsOwn(t *testing.T) {
+	run := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{Representations: []v1alpha1.VectorRepresentation{"float", "byte", "sq7", "binary"}}}
+	run.Namespace, run.Name, run.UID = "ns", "r", "uid-1"
+	f := &fakeIndexes{meta: map[string]map[string]any{
+		"vec-vpbench-float":  {ScratchMark: ScratchOwner(run)},
+		"vec-vpbench-byte":   {ScratchMark: "ns/r/uid-0"}, // an earlier run of the same name
+		"vec-vpbench-binary": {},                          // somebody's index
+	}}
+	if err := DropScratch(context.Background(), f, run, "vec"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.deleted, []string{"vec-vpbench-float"}) {
+		t.Errorf("deleted %v, want only the run's own", f.deleted)
+	}
+}
+
+func TestParseCellsCollectsVariantsInOrder(t *testing.T) {
+	cells := `["{\"sliceCount\":1,\"clients\":1,\"qps\":10,\"p90Ms\":2,\"variant\":\"a\",\"cores\":2,\"recallValid\":true,\"variantNodes\":{\"name\":\"a\",\"nodes\":\"vectorpilot_pool:a\"}}",
+	{"sliceCount":1,"clients":1,"qps":12,"p90Ms":1.5,"variant":"b","cores":2,"recallValid":true,"variantNodes":{"name":"b","nodes":"vectorpilot_pool:b"}},
+	{"sliceCount":2,"clients":1,"qps":11,"p90Ms":1.8,"variant":"a","cores":2,"recallValid":true,"variantNodes":{"name":"a","nodes":"vectorpilot_pool:a"}}]`
+	res, err := ParseCells(cells, "vectorpilot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 3 || len(res.Variants) != 2 || res.Variants[0].Name != "a" || res.Variants[1].Nodes != "vectorpilot_pool:b" || res.Cells[1].Variant != "b" {
+		t.Errorf("parsed %+v", res)
+	}
+}
