@@ -7,7 +7,7 @@ $(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(su
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: bench-simd demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: bench-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
@@ -45,6 +45,13 @@ dashboards:
 ## with the CRDs installed (test/conform checks they are current)
 schemas: tools real-parts manifests
 	UPDATE_SCHEMAS=1 go test -count=1 -run TestShippedSchemasAreCurrent ./test/conform
+
+## capture-status: the objects, status and all, the operator writes in the controllers'
+## integration tests, one per kind × state × reason, into test/testdata/status; the Argo CD
+## and kstatus health tests (test/argocd, test/kstatus_test.go) read them
+capture-status: tools real-parts
+	rm -rf test/testdata/status && mkdir -p test/testdata/status
+	VECTORPILOT_CAPTURE_STATUS=$(CURDIR)/test/testdata/status hack/test.sh ./controllers
 
 ## generate: deepcopy code for the API types
 generate: tools

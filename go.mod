@@ -17,6 +17,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/yannh/kubeconform v0.8.0
 	go.uber.org/zap v1.27.1
+	golang.org/x/crypto v0.55.0
 	golang.org/x/tools v0.49.0
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.0
@@ -26,6 +27,7 @@ require (
 	k8s.io/component-helpers v0.37.0
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
+	sigs.k8s.io/cli-utils v0.37.2
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/sig-storage-lib-external-provisioner/v10 v10.0.1
 	sigs.k8s.io/yaml v1.6.0
@@ -165,7 +167,6 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.58.0 // indirect

@@ -41,6 +41,7 @@ func (e *env) waitRunPhase(run *v1alpha1.BenchmarkRun, phase string, timeout tim
 		if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
 			return false, err.Error()
 		}
+		e.capture(run, run.Status.Conditions)
 		ready := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionReady)
 		return run.Status.Phase == phase, fmt.Sprintf("phase %q, ready %+v", run.Status.Phase, ready)
 	})

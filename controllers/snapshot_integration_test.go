@@ -76,6 +76,8 @@ func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d snapshots of the policy, none Succeeded yet", len(list.Items))
 	})
+	// The policy reports Ready once it has taken one.
+	e.waitCondition(policy, func() []metav1.Condition { return policy.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, "", 30*time.Second)
 	took := time.Duration(snap.Status.DurationMillis) * time.Millisecond
 	t.Logf("snapshot %s: %d bytes, %d/%d shards in %s (%.1f MB/s)", snap.Status.SnapshotName, snap.Status.SizeBytes, snap.Status.Shards.Successful, snap.Status.Shards.Total,
 		took, float64(snap.Status.SizeBytes)/1e6/took.Seconds())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,9 +18,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
@@ -178,6 +181,7 @@ func (e *env) waitCondition(o client.Object, conds func() []metav1.Condition, ty
 		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(o), o); err != nil {
 			return false, err.Error()
 		}
+		e.capture(o, conds())
 		c := meta.FindStatusCondition(conds(), typ)
 		if c == nil {
 			return false, fmt.Sprintf("%s: no %s condition yet", o.GetName(), typ)
@@ -185,6 +189,51 @@ func (e *env) waitCondition(o client.Object, conds func() []metav1.Condition, ty
 		return c.Status == status && (reason == "" || c.Reason == reason) && c.ObservedGeneration == o.GetGeneration(),
 			fmt.Sprintf("%s: %s=%s reason=%s gen=%d/%d message=%q", o.GetName(), typ, c.Status, c.Reason, c.ObservedGeneration, o.GetGeneration(), c.Message)
 	})
+}
+
+// captured are the status shapes written so far, by file name.
+var captured sync.Map
+
+// capture writes the object, as the operator left it, to $VECTORPILOT_CAPTURE_STATUS once
+// per kind × summary state × reason (× paused), for the GitOps health tests
+// (test/testdata/status: `make capture-status`).
+func (e *env) capture(o client.Object, conds []metav1.Condition) {
+	dir := os.Getenv("VECTORPILOT_CAPTURE_STATUS")
+	if dir == "" {
+		return
+	}
+	gvk, err := e.k8s.GroupVersionKindFor(o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	state, reason := "New", "NoStatus"
+	for _, typ := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionProgressing, v1alpha1.ConditionDegraded} {
+		if c := meta.FindStatusCondition(conds, typ); c != nil && c.Status == metav1.ConditionTrue {
+			state, reason = typ, c.Reason
+		}
+	}
+	name := strings.ToLower(gvk.Kind) + "-" + state + "-" + reason
+	if meta.IsStatusConditionTrue(conds, v1alpha1.ConditionPaused) {
+		name += "-Paused"
+	}
+	if _, seen := captured.LoadOrStore(name, true); seen {
+		return
+	}
+	// As the API server serves it, not as Go re-encodes it (which drops zero values the
+	// server's defaults wrote, e.g. a new object's status.observedGeneration 0).
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(o), obj); err != nil {
+		return // gone since: nothing to record
+	}
+	obj.SetManagedFields(nil)
+	raw, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), raw, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func (e *env) waitIndexReady(vi *v1alpha1.VectorIndex) {

@@ -40,6 +40,8 @@ func TestVersionsHaveOneHome(t *testing.T) {
 		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
 		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
 		{"conform.ArgoCDVersion", conform.ArgoCDVersion, "ARGOCD_VERSION"},
+		{"conform.FluxKustomizeControllerVersion", conform.FluxKustomizeControllerVersion, "FLUX_KUSTOMIZE_CONTROLLER_VERSION"},
+		{"conform.FluxSourceControllerVersion", conform.FluxSourceControllerVersion, "FLUX_SOURCE_CONTROLLER_VERSION"},
 	} {
 		if c.have != pins[c.pin] {
 			t.Errorf("%s is %q, hack/versions.env pins %s=%q", c.where, c.have, c.pin, pins[c.pin])

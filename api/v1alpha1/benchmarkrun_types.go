@@ -391,6 +391,9 @@ type BenchmarkRun struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   BenchmarkRunSpec   `json:"spec,omitempty"`
+	// The default makes a new object's status say generation 0 is observed, so kstatus
+	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status BenchmarkRunStatus `json:"status,omitempty"`
 }
 

@@ -1,10 +1,15 @@
 package v1alpha1
 
-// Condition types shared by every kind; kstatus, Argo CD and Flux read Ready.
+// Condition types shared by every kind. Ready, Progressing and Degraded are the summary
+// (Argo CD's health checks in docs/gitops read them); Reconciling and Stalled say the same
+// as Progressing and Degraded in kstatus's terms (its "abnormal-true" conditions), which
+// Flux, kpt and cli-utils read: without them kstatus calls every observed object Current.
 const (
 	ConditionReady       = "Ready"
 	ConditionProgressing = "Progressing"
 	ConditionDegraded    = "Degraded"
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
 	// ConditionTuned: the autotuner has chosen and applied a slice count.
 	ConditionTuned = "Tuned"
 	// ConditionScheduled: every pod of a managed cluster has a node.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -33,6 +35,14 @@ func TestEverySampleIsAccepted(t *testing.T) {
 			ensureNamespace(t, c, "samples")
 			if err := c.Create(context.Background(), obj); err != nil {
 				t.Fatalf("sample refused: %v", err)
+			}
+			// No operator runs here: as Flux's kstatus reads it, a new object is
+			// InProgress (its status defaults to observedGeneration 0), never Current.
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := kstatus.Compute(obj); err != nil || res.Status != kstatus.InProgressStatus {
+				t.Errorf("kstatus of the new object: %+v %v, want InProgress", res, err)
 			}
 		})
 	}

@@ -181,6 +181,9 @@ type VectorSnapshot struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   VectorSnapshotSpec   `json:"spec,omitempty"`
+	// The default makes a new object's status say generation 0 is observed, so kstatus
+	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status VectorSnapshotStatus `json:"status,omitempty"`
 }
 
@@ -271,6 +274,9 @@ type SnapshotPolicy struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   SnapshotPolicySpec   `json:"spec,omitempty"`
+	// The default makes a new object's status say generation 0 is observed, so kstatus
+	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status SnapshotPolicyStatus `json:"status,omitempty"`
 }
 

@@ -1,5 +1,6 @@
 // Package conditions keeps an object's Ready, Progressing and Degraded conditions in
-// agreement: every state sets all three, with a reason, and with the generation observed.
+// agreement: every state sets all three, with a reason, and with the generation observed;
+// and their kstatus twins, Reconciling (= Progressing) and Stalled (= Degraded).
 package conditions
 
 import (
@@ -33,7 +34,8 @@ func Set(conds *[]metav1.Condition, generation int64, state State, reason, messa
 	for _, c := range []struct {
 		typ   string
 		state State
-	}{{v1alpha1.ConditionReady, Ready}, {v1alpha1.ConditionProgressing, Progressing}, {v1alpha1.ConditionDegraded, Degraded}} {
+	}{{v1alpha1.ConditionReady, Ready}, {v1alpha1.ConditionProgressing, Progressing}, {v1alpha1.ConditionDegraded, Degraded},
+		{v1alpha1.ConditionReconciling, Progressing}, {v1alpha1.ConditionStalled, Degraded}} {
 		meta.SetStatusCondition(conds, metav1.Condition{
 			Type:               c.typ,
 			Status:             status(c.state),

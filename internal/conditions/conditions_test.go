@@ -23,6 +23,7 @@ func TestSetKeepsTheThreeConditionsInAgreement(t *testing.T) {
 		Set(&conds, 7, tc.state, "SomeReason", "some message")
 		for typ, want := range map[string]metav1.ConditionStatus{
 			v1alpha1.ConditionReady: tc.ready, v1alpha1.ConditionProgressing: tc.progressing, v1alpha1.ConditionDegraded: tc.degrade,
+			v1alpha1.ConditionReconciling: tc.progressing, v1alpha1.ConditionStalled: tc.degrade,
 		} {
 			c := meta.FindStatusCondition(conds, typ)
 			if c == nil || c.Status != want || c.Reason != "SomeReason" || c.ObservedGeneration != 7 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -166,4 +167,87 @@ func TestHealthWithArgoCDsOwnCode(t *testing.T) {
 	if degraded.Message != "Unreachable: connection refused" {
 		t.Errorf("a Degraded VectorIndex says %q, want its reason and message", degraded.Message)
 	}
+}
+
+// captured reads the objects the operator wrote in the controllers' integration tests
+// (test/testdata/status, `make capture-status`), named <kind>-<state>-<reason>[-Paused].yaml.
+func captured(t *testing.T) map[string]*unstructured.Unstructured {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "status", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captured objects in test/testdata/status (make capture-status): %v", err)
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Through JSON, so numbers decode as Kubernetes decodes them (int64, not float64).
+		js, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(js); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = obj
+	}
+	return out
+}
+
+// TestHealthOfCapturedObjects: the shipped health script, through Argo CD's own Lua code,
+// over every object the operator really wrote: Ready → Healthy, Progressing or not yet
+// looked at → Progressing, Degraded → Degraded with its reason, paused → Suspended, and
+// each with a spec change not yet observed → Progressing.
+func TestHealthOfCapturedObjects(t *testing.T) {
+	vm := lua.VM{ResourceOverrides: overrides(t)}
+	want := map[string]health.HealthStatusCode{"Ready": health.HealthStatusHealthy, "Progressing": health.HealthStatusProgressing,
+		"Degraded": health.HealthStatusDegraded, "New": health.HealthStatusProgressing}
+	objects := captured(t)
+	names := make([]string, 0, len(objects))
+	for name := range objects {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var table strings.Builder
+	for _, name := range names {
+		obj := objects[name]
+		base, paused := strings.CutSuffix(name, "-Paused")
+		parts := strings.SplitN(base, "-", 3)
+		if len(parts) != 3 {
+			t.Fatalf("%s: not <kind>-<state>-<reason>", name)
+		}
+		expected := want[parts[1]]
+		behind := false
+		if observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); observed != obj.GetGeneration() {
+			// Captured after a spec change, before the operator saw it.
+			expected, behind = health.HealthStatusProgressing, true
+		}
+		if paused {
+			expected = health.HealthStatusSuspended
+		}
+		script, _, err := vm.GetHealthScript(obj)
+		if err != nil || script == "" {
+			t.Fatalf("%s: Argo CD finds no health script (%v)", name, err)
+		}
+		hs, err := vm.ExecuteHealthLua(obj, script)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if hs.Status != expected {
+			t.Errorf("%s: %s (%s), want %s", name, hs.Status, hs.Message, expected)
+		}
+		if parts[1] == "Degraded" && !paused && !behind && !strings.HasPrefix(hs.Message, parts[2]+":") {
+			t.Errorf("%s: Degraded message %q does not start with its reason", name, hs.Message)
+		}
+		stale := obj.DeepCopy()
+		stale.SetGeneration(obj.GetGeneration() + 1)
+		if hs, _ := vm.ExecuteHealthLua(stale, script); !paused && hs.Status != health.HealthStatusProgressing {
+			t.Errorf("%s with an unobserved generation: %s, want Progressing", name, hs.Status)
+		}
+		fmt.Fprintf(&table, "%-15s %-12s %-26s %-7v %-11s %s\n", obj.GetKind(), parts[1], parts[2], paused, hs.Status, hs.Message)
+	}
+	t.Logf("Argo CD health of the captured objects (kind, state, reason, paused, status, message):\n%s", table.String())
 }

@@ -33,11 +33,20 @@ var Kinds = []string{
 	"vectorpilot.io/v1alpha1/VectorSnapshot", "vectorpilot.io/v1alpha1/SnapshotPolicy",
 	"vectorpilot.io/v1alpha1/BenchmarkRun",
 	"argoproj.io/v1alpha1/Application", "argoproj.io/v1alpha1/ApplicationSet",
+	"kustomize.toolkit.fluxcd.io/v1/Kustomization", "source.toolkit.fluxcd.io/v1/GitRepository",
 }
 
 // ArgoCDVersion is the Argo CD release whose Application and ApplicationSet CRDs the
 // GitOps examples are validated against (hack/versions.env ARGOCD_VERSION).
 const ArgoCDVersion = "v3.5.7"
+
+// FluxKustomizeControllerVersion and FluxSourceControllerVersion are the Flux controllers
+// whose Kustomization and GitRepository CRDs the Flux examples are validated against
+// (hack/versions.env).
+const (
+	FluxKustomizeControllerVersion = "v1.9.6"
+	FluxSourceControllerVersion    = "v1.9.6"
+)
 
 // SchemaDir is the folder of the shipped schemas.
 func SchemaDir() string {

@@ -56,7 +56,8 @@ func TestSamplesAndSandboxConform(t *testing.T) {
 	files = append(files, kind...)
 	gitops, _ := filepath.Glob(filepath.Join(root, "docs", "gitops", "official-chart", "*.yaml"))
 	files = append(files, gitops...)
-	files = append(files, filepath.Join(root, "docs", "gitops", "argocd-application.yaml"), filepath.Join(root, "docs", "gitops", "argocd-cm-health.yaml"))
+	files = append(files, filepath.Join(root, "docs", "gitops", "argocd-application.yaml"), filepath.Join(root, "docs", "gitops", "argocd-cm-health.yaml"),
+		filepath.Join(root, "docs", "gitops", "argocd-search.yaml"), filepath.Join(root, "docs", "gitops", "flux-kustomization.yaml"))
 	if len(files) < 9 {
 		t.Fatalf("found only %d manifests", len(files))
 	}

@@ -31,6 +31,7 @@ func TestShippedSchemasAreCurrent(t *testing.T) {
 	cp := testsupport.ControlPlane(t)
 	installMonitoringCRDs(t, cp.Env)
 	installArgoCDCRDs(t, cp.Env)
+	installFluxCRDs(t, cp.Env)
 	files, err := Generate(cp.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -141,18 +142,39 @@ func TestManagedClusterObjectsPassServerDryRun(t *testing.T) {
 	}
 }
 
-// installArgoCDCRDs installs Argo CD's Application and ApplicationSet CRDs from the pinned
-// Argo CD module's own manifests (downloaded through the module proxy; not a dependency).
-func installArgoCDCRDs(t *testing.T, env *envtest.Environment) {
+// moduleDir downloads a pinned module through the module proxy (not a dependency) and
+// returns its folder, for the CRD manifests it ships.
+func moduleDir(t *testing.T, module string) string {
 	t.Helper()
-	raw, err := exec.Command("go", "mod", "download", "-json", "github.com/argoproj/argo-cd/v3@"+ArgoCDVersion).Output()
+	raw, err := exec.Command("go", "mod", "download", "-json", module).Output()
 	var mod struct{ Dir, Error string }
 	if jerr := json.Unmarshal(raw, &mod); err != nil || jerr != nil || mod.Error != "" {
-		t.Fatalf("downloading Argo CD %s: %v %v %s", ArgoCDVersion, err, jerr, mod.Error)
+		t.Fatalf("downloading %s: %v %v %s", module, err, jerr, mod.Error)
 	}
-	crds := filepath.Join(mod.Dir, "manifests", "crds")
+	return mod.Dir
+}
+
+// installArgoCDCRDs installs Argo CD's Application and ApplicationSet CRDs from the pinned
+// Argo CD module's own manifests.
+func installArgoCDCRDs(t *testing.T, env *envtest.Environment) {
+	t.Helper()
+	crds := filepath.Join(moduleDir(t, "github.com/argoproj/argo-cd/v3@"+ArgoCDVersion), "manifests", "crds")
 	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
 		filepath.Join(crds, "application-crd.yaml"), filepath.Join(crds, "applicationset-crd.yaml"),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// installFluxCRDs installs Flux's Kustomization and GitRepository CRDs from the pinned
+// controllers' own manifests.
+func installFluxCRDs(t *testing.T, env *envtest.Environment) {
+	t.Helper()
+	kustomize := moduleDir(t, "github.com/fluxcd/kustomize-controller@"+FluxKustomizeControllerVersion)
+	source := moduleDir(t, "github.com/fluxcd/source-controller@"+FluxSourceControllerVersion)
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(kustomize, "config", "crd", "bases", "kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
+		filepath.Join(source, "config", "crd", "bases", "source.toolkit.fluxcd.io_gitrepositories.yaml"),
 	}}); err != nil {
 		t.Fatal(err)
 	}
