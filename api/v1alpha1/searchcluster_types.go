@@ -566,7 +566,7 @@ type SearchCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   SearchClusterSpec   `json:"spec,omitempty"`
+	Spec SearchClusterSpec `json:"spec,omitempty"`
 	// The default makes a new object's status say generation 0 is observed, so kstatus
 	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
 	// +kubebuilder:default={observedGeneration: 0}

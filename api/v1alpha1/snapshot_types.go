@@ -180,7 +180,7 @@ type VectorSnapshot struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   VectorSnapshotSpec   `json:"spec,omitempty"`
+	Spec VectorSnapshotSpec `json:"spec,omitempty"`
 	// The default makes a new object's status say generation 0 is observed, so kstatus
 	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
 	// +kubebuilder:default={observedGeneration: 0}
@@ -273,7 +273,7 @@ type SnapshotPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   SnapshotPolicySpec   `json:"spec,omitempty"`
+	Spec SnapshotPolicySpec `json:"spec,omitempty"`
 	// The default makes a new object's status say generation 0 is observed, so kstatus
 	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
 	// +kubebuilder:default={observedGeneration: 0}

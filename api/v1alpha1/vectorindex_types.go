@@ -496,7 +496,7 @@ type VectorIndex struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   VectorIndexSpec   `json:"spec,omitempty"`
+	Spec VectorIndexSpec `json:"spec,omitempty"`
 	// The default makes a new object's status say generation 0 is observed, so kstatus
 	// (Flux) reads it as InProgress until the operator has looked at it, never Current.
 	// +kubebuilder:default={observedGeneration: 0}
