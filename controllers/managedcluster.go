@@ -398,13 +398,7 @@ func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []op
 		pool.OpenSearchNodes = ptr.To(int32(len(levels)))
 		pool.SIMD = simd.Common(levels)
 		pool.CPUSIMD = simd.Common(cpus)
-		pool.LuceneVector = ""
-		if len(vectors) > 0 {
-			pool.LuceneVector = vectors[0]
-			if slices.ContainsFunc(vectors, func(v string) bool { return v != vectors[0] }) {
-				pool.LuceneVector = "mixed"
-			}
-		}
+		pool.LuceneVector = simd.Same(vectors)
 		if lacks(pool.CPUSIMD, string(asked[pool.Name])) {
 			short = append(short, fmt.Sprintf("pool %s asked for %s but its nodes' CPUs have %s", pool.Name, asked[pool.Name], pool.CPUSIMD))
 		}

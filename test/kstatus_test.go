@@ -14,23 +14,23 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
-// CapturedStatus is one object the operator wrote in the controllers' integration tests
+// capturedStatus is one object the operator wrote in the controllers' integration tests
 // (`make capture-status`), named <kind>-<state>-<reason>[-Paused].yaml, where state is the
 // one of Ready, Progressing, Degraded that was True ("New" when none was yet).
-type CapturedStatus struct {
+type capturedStatus struct {
 	File, Kind, State, Reason string
 	Paused                    bool
 	Object                    *unstructured.Unstructured
 }
 
-// CapturedStatuses reads test/testdata/status.
-func CapturedStatuses(t *testing.T) []CapturedStatus {
+// capturedStatuses reads test/testdata/status.
+func capturedStatuses(t *testing.T) []capturedStatus {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(testsupport.Root(t), "test", "testdata", "status", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no captured objects in test/testdata/status (make capture-status): %v", err)
 	}
-	var out []CapturedStatus
+	var out []capturedStatus
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -46,7 +46,7 @@ func CapturedStatuses(t *testing.T) []CapturedStatus {
 			t.Fatalf("%s: %v", f, err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		c := CapturedStatus{File: filepath.Base(f), Kind: obj.GetKind(), Object: obj}
+		c := capturedStatus{File: filepath.Base(f), Kind: obj.GetKind(), Object: obj}
 		name, c.Paused = strings.CutSuffix(name, "-Paused")
 		parts := strings.SplitN(name, "-", 3)
 		if len(parts) != 3 {
@@ -68,7 +68,7 @@ func TestKstatusOfCapturedObjects(t *testing.T) {
 	want := map[string]kstatus.Status{"Ready": kstatus.CurrentStatus, "Progressing": kstatus.InProgressStatus, "Degraded": kstatus.FailedStatus, "New": kstatus.InProgressStatus}
 	kinds := map[string]map[string]bool{}
 	var table strings.Builder
-	for _, c := range CapturedStatuses(t) {
+	for _, c := range capturedStatuses(t) {
 		res, err := kstatus.Compute(c.Object)
 		if err != nil {
 			t.Fatalf("%s: %v", c.File, err)

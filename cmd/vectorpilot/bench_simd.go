@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -46,14 +45,9 @@ options in between and --variant names each run (see hack/bench-simd.sh).`,
 			if err != nil {
 				return err
 			}
-			var reps []bench.Representation
-			for _, r := range bench.Representations {
-				if slices.Contains(names, r.Name) {
-					reps = append(reps, r)
-				}
-			}
-			if len(reps) != len(names) {
-				return fmt.Errorf("--representations %v: each must be one of float, sq7, sq1, byte, binary", names)
+			reps, err := bench.RepresentationsNamed(names)
+			if err != nil {
+				return fmt.Errorf("--representations: %w", err)
 			}
 			base, queries := dataset.Generate(spec)
 			exact := dataset.ExactKNN(base, queries, k)

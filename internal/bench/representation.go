@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 )
@@ -27,6 +29,21 @@ var Representations = []Representation{
 	{Name: "sq1", DataType: "float", Encoder: "sq", Bits: 1},
 	{Name: "byte", DataType: "byte"},
 	{Name: "binary", DataType: "binary"},
+}
+
+// RepresentationsNamed are the representations of the names, in the table's order; a name
+// not in the table is an error.
+func RepresentationsNamed(names []string) ([]Representation, error) {
+	var out []Representation
+	for _, r := range Representations {
+		if slices.Contains(names, r.Name) {
+			out = append(out, r)
+		}
+	}
+	if len(out) != len(names) {
+		return nil, fmt.Errorf("representations %v: each must be one of float, sq7, sq1, byte, binary", names)
+	}
+	return out, nil
 }
 
 // SpaceType is the distance the representation is searched with: L2 for numbers, Hamming

@@ -25,23 +25,6 @@ func ScratchOwner(run *v1alpha1.BenchmarkRun) string {
 	return run.Namespace + "/" + run.Name + "/" + string(run.UID)
 }
 
-// representations are the engine's representations the spec names, in its order.
-func representations(names []v1alpha1.VectorRepresentation) ([]bench.Representation, error) {
-	var out []bench.Representation
-	for _, n := range names {
-		found := false
-		for _, r := range bench.Representations {
-			if r.Name == string(n) {
-				out, found = append(out, r), true
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("unknown representation %q", n)
-		}
-	}
-	return out, nil
-}
-
 // MeasureRepresentations loads the workload's base vectors into one scratch index per
 // representation the run names (created beside the index, marked as the run's) and
 // measures each with one client, concurrent search off: recall and latency are judged
@@ -49,8 +32,11 @@ func representations(names []v1alpha1.VectorRepresentation) ([]bench.Representat
 // stay until DropScratch; an index of a scratch name without the run's mark is never
 // touched and fails the run.
 func MeasureRepresentations(ctx context.Context, c *opensearch.Client, w Workload, d Data, names []v1alpha1.VectorRepresentation, owner string) ([]bench.RepresentationResult, error) {
-	reps, err := representations(names)
-	if err != nil || len(reps) == 0 {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	reps, err := bench.RepresentationsNamed(representationNames(names))
+	if err != nil {
 		return nil, err
 	}
 	cfg := bench.RepresentationConfig{

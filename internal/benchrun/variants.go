@@ -15,9 +15,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/simd"
 )
 
-// simdAttribute is the node attribute a managed pool renders with the level it asked for.
-const simdAttribute = "vectorpilot_simd"
-
 // Variants are the spec's variants as the engine measures them: a pool becomes the node
 // specification of its attribute.
 func Variants(spec []v1alpha1.BenchmarkVariant) []bench.Variant {
@@ -57,12 +54,12 @@ func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v b
 		if cpu != "" {
 			cpus = append(cpus, cpu)
 		}
-		if a := n.Attributes[simdAttribute]; a != "" {
+		if a := n.Attributes[managed.SIMDAttribute]; a != "" {
 			asked = append(asked, a)
 		}
 		vectors = append(vectors, simd.LuceneVector(n.JVMArguments, cpu))
 	}
-	out.SIMD, out.CPUSIMD, out.LuceneVector = same(asked), simd.Common(cpus), same(vectors)
+	out.SIMD, out.CPUSIMD, out.LuceneVector = simd.Same(asked), simd.Common(cpus), simd.Same(vectors)
 	copies, err := c.Shards(ctx)
 	if err != nil {
 		return out, err
@@ -73,19 +70,6 @@ func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v b
 			v.Name, strings.Join(out.NodeNames, ","), strings.Join(missing, ","), index)}
 	}
 	return out, nil
-}
-
-// same is the value every item has, "mixed" when they differ, "" for none.
-func same(items []string) string {
-	if len(items) == 0 {
-		return ""
-	}
-	for _, v := range items[1:] {
-		if v != items[0] {
-			return "mixed"
-		}
-	}
-	return items[0]
 }
 
 // shardsWithoutCopy are the index's shards with no started copy on the nodes.

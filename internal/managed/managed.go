@@ -46,6 +46,9 @@ const (
 // OpenSearch reports about a node can be told apart by pool.
 const PoolAttribute = "vectorpilot_pool"
 
+// SIMDAttribute is the node attribute carrying the SIMD level a node's pool asked for.
+const SIMDAttribute = "vectorpilot_simd"
+
 // NodeAttribute is the node attribute naming each node by itself (its pod's name): the
 // awareness attribute a restart's search weights are set on, which have no other handle on
 // one node.
@@ -175,7 +178,7 @@ func PoolSettings(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]an
 	m := sc.Spec.Managed
 	settings := map[string]any{
 		"node.attr." + PoolAttribute: p.Name,
-		"node.attr.vectorpilot_simd": string(SIMDOf(p)),
+		"node.attr." + SIMDAttribute: string(SIMDOf(p)),
 	}
 	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.
 	if m.MMap == "" || m.MMap == v1alpha1.MMapDisabled {

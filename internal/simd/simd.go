@@ -261,6 +261,21 @@ func Common(observed []string) string {
 	return lowest
 }
 
+// Same is the value every node reported, "mixed" when they differ, "" when none did: how
+// a pool's (or a variant's) nodes are summed up where no common level applies, e.g. the
+// vector code their JVM options give Lucene.
+func Same(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	for _, v := range values[1:] {
+		if v != values[0] {
+			return "mixed"
+		}
+	}
+	return values[0]
+}
+
 // Generic is the k-NN library variant without SIMD.
 const Generic = "generic"
 

@@ -261,3 +261,19 @@ func TestLuceneVector(t *testing.T) {
 		}
 	}
 }
+
+func TestSameSumsUpNodes(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{nil, ""},
+		{[]string{"panama-512"}, "panama-512"},
+		{[]string{"panama-512", "panama-512"}, "panama-512"},
+		{[]string{"panama-512", "scalar", "panama-512"}, "mixed"},
+	} {
+		if got := Same(c.values); got != c.want {
+			t.Errorf("Same(%v) = %q, want %q", c.values, got, c.want)
+		}
+	}
+}
