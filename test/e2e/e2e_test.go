@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -151,10 +152,7 @@ func TestOperatorRunsAsItsDeployment(t *testing.T) {
 func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 	integration(t)
 	ctx := context.Background()
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: searchNamespace, Labels: map[string]string{
-		"pod-security.kubernetes.io/enforce": "restricted"}}}); err != nil {
-		t.Fatal(err)
-	}
+	ensureSearchNamespace(t)
 	sc := &v1alpha1.SearchCluster{}
 	if err := readSandbox("searchcluster-managed.yaml", sc); err != nil {
 		t.Fatal(err)
@@ -397,6 +395,16 @@ func count(t *testing.T, base, index string) int {
 	}
 	getJSON(t, base+"/"+index+"/_count", &c)
 	return c.Count
+}
+
+// ensureSearchNamespace creates the managed clusters' namespace, under the restricted Pod
+// Security level, unless an earlier test did.
+func ensureSearchNamespace(t *testing.T) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: searchNamespace, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	if err := k8s.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // nodeLabels are the real node's labels.

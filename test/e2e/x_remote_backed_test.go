@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -40,10 +39,7 @@ func TestRemoteBackedManagedCluster(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s3.Stop() })
 	send(t, http.MethodPut, s3.URL+"/vectors-remote", "")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: searchNamespace, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	if err := k8s.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureSearchNamespace(t)
 	credentials := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-credentials", Namespace: searchNamespace},
 		StringData: map[string]string{"s3.client.default.access_key": "e2e", "s3.client.default.secret_key": "e2e-secret"}}
 	if err := k8s.Create(ctx, credentials); err != nil {

@@ -89,12 +89,21 @@ func (s *Sandbox) Down() { s.Cluster.Stop() }
 
 // Manifest decodes one of the files the kind sandbox applies too (hack/sandbox/), strictly.
 func (s *Sandbox) Manifest(name string, into any) error {
-	raw, err := os.ReadFile(filepath.Join(s.root, "hack", "sandbox", name))
+	return s.decode(filepath.Join("hack", "sandbox", name), into)
+}
+
+// Sample decodes one of the samples users start from (config/samples/), strictly.
+func (s *Sandbox) Sample(name string, into any) error {
+	return s.decode(filepath.Join("config", "samples", name), into)
+}
+
+func (s *Sandbox) decode(path string, into any) error {
+	raw, err := os.ReadFile(filepath.Join(s.root, path))
 	if err != nil {
 		return err
 	}
 	if err := sigsyaml.UnmarshalStrict(raw, into); err != nil {
-		return fmt.Errorf("hack/sandbox/%s: %w", name, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
