@@ -405,7 +405,7 @@ func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Wor
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	res := benchrun.Result{Engine: "vectorpilot", RecallValid: recall}
+	res := benchrun.Result{Engine: "vectorpilot", RecallValid: recall, CPUValid: true}
 	for _, v := range w.Variants {
 		observed, err := benchrun.ObserveVariant(ctx, osClient, w.Index, v)
 		if err != nil {

@@ -183,7 +183,7 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	// measure steps' JSON texts.
 	var texts []string
 	for _, c := range [][2]int{{1, 1}, {1, 2}, {4, 1}, {4, 2}} {
-		cell := benchrun.StepCell{Cores: 2, Segments: 4, RecallValid: true}
+		cell := benchrun.StepCell{Cores: 2, Segments: 4, RecallValid: true, CPUValid: true}
 		cell.SliceCount, cell.Clients = c[0], c[1]
 		cell.P50Ms, cell.P90Ms, cell.P99Ms, cell.QPS, cell.CPUPercent, cell.Recall = 2, 4-float64(c[0])/2, 8, 300*float64(c[1]), 30*float64(c[1])+float64(c[0]), 0.99
 		raw, _ := json.Marshal(cell)

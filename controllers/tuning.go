@@ -32,7 +32,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	if spec == nil || spec.Mode != v1alpha1.TuningAuto {
 		vi.Status.Tuning = nil
 		meta.RemoveStatusCondition(&vi.Status.Conditions, v1alpha1.ConditionTuned)
-		for _, m := range []*prometheus.GaugeVec{metrics.TuningHeadroom, metrics.BenchmarkP90, metrics.BenchmarkCPU} {
+		for _, m := range []*prometheus.GaugeVec{metrics.TuningHeadroom, metrics.BenchmarkP90, metrics.BenchmarkCPU, metrics.TuningObservedCPU, metrics.TuningPredictedCPU, metrics.TuningCPUCorrection} {
 			m.DeletePartialMatch(prometheus.Labels{"namespace": vi.Namespace, "index": vi.Name})
 		}
 		return nil
@@ -81,9 +81,17 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		}
 	}
 	st.LoadClients = strconv.FormatFloat(params.Clients, 'f', 2, 64)
-	d, err := autotune.Decide(table, params)
+	var correction autotune.Feedback
+	if st.CPU, correction, err = r.observeCPU(ctx, run, prev, table, current, params.Clients, now); err != nil {
+		return err
+	}
+	corrected := autotune.Corrected(table, correction.Correction)
+	d, err := autotune.Decide(corrected, params)
 	if err != nil {
 		return notTuned(v1alpha1.ReasonBenchmarkInvalid, err.Error())
+	}
+	if prev != nil && prev.DecidedAt != nil && spec.MinDwell != nil {
+		d = autotune.Dwell(corrected, params, d, prev.DecidedAt.Time, now.Time, spec.MinDwell.Duration)
 	}
 	st.SliceCount, st.Reason = int32(d.SliceCount), d.Reason
 	st.PredictedP90Ms = strconv.FormatFloat(d.PredictedP90Ms, 'f', 2, 64)
@@ -107,6 +115,75 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		Message: fmt.Sprintf("slice setting %d: %s", d.SliceCount, d.Reason), ObservedGeneration: vi.Generation})
 	return nil
 }
+
+// observeCPU is the closed loop's sample: the nodes' OpenSearch process CPU since the
+// last sample (as the benchmark measures it: CPU time over wall time and processors),
+// against what the table predicts for the applied setting at the load of the same
+// interval, folded into the correction the status keeps. A sample spanning a node restart
+// or a change of nodes (the counters went back, the processors changed) only starts the
+// next interval.
+func (r *VectorIndexReconciler) observeCPU(ctx context.Context, run *indexRun, prev *v1alpha1.TuningStatus, table autotune.Table, current int, clients float64, now metav1.Time) (*v1alpha1.TuningCPU, autotune.Feedback, error) {
+	vi, spec := run.vi, run.vi.Spec.Tuning
+	nodes, err := run.osClient.NodeStats(ctx, "")
+	if err != nil {
+		return nil, autotune.Feedback{}, err
+	}
+	var was *v1alpha1.TuningCPU
+	if prev != nil {
+		was = prev.CPU
+	}
+	fb := feedbackOf(was)
+	out := &v1alpha1.TuningCPU{ProcessCPUMillis: nodes.ProcessCPUMillis, Processors: int32(nodes.Processors)}
+	if was != nil {
+		out.CorrectedAt, out.Reason = was.CorrectedAt, was.Reason
+	}
+	if was != nil && prev.SampledAt != nil && was.Processors == out.Processors && out.Processors > 0 && nodes.ProcessCPUMillis >= was.ProcessCPUMillis {
+		if elapsed := now.Sub(prev.SampledAt.Time); elapsed > 0 {
+			observed := float64(nodes.ProcessCPUMillis-was.ProcessCPUMillis) / (float64(elapsed.Milliseconds()) * float64(nodes.Processors)) * 100
+			predicted := autotune.PredictedCPU(table, current, clients)
+			out.ObservedPercent, out.PredictedPercent = decimal(observed), decimal(predicted)
+			metrics.TuningObservedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(observed)
+			metrics.TuningPredictedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(predicted)
+			loop := autotune.Loop{TolerancePercent: float64(spec.CPUTolerancePercent)}
+			if spec.CPUWindow != nil {
+				loop.Window = spec.CPUWindow.Duration
+			}
+			var why string
+			if fb, why = fb.Observe(autotune.Sample{End: now.Time, Seconds: elapsed.Seconds(), ObservedCPUPercent: observed, PredictedCPUPercent: predicted}, loop); why != "" {
+				out.CorrectedAt, out.Reason = &now, why
+				r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonCPUCorrected, "Tune", "%s", why)
+			}
+		}
+	}
+	out.Correction = decimal(fb.Correction)
+	out.Above, out.WindowObserved, out.WindowPredicted = fb.Above, decimal(fb.WindowObserved), decimal(fb.WindowPredicted)
+	if !fb.OutOfBandSince.IsZero() {
+		out.DisagreeingSince = &metav1.Time{Time: fb.OutOfBandSince}
+	} else {
+		out.Above, out.WindowObserved, out.WindowPredicted = false, "", ""
+	}
+	metrics.TuningCPUCorrection.WithLabelValues(vi.Namespace, vi.Name).Set(fb.Correction)
+	return out, fb, nil
+}
+
+// feedbackOf reads the loop's memory back from the status (a correction of 1 when none).
+func feedbackOf(s *v1alpha1.TuningCPU) autotune.Feedback {
+	fb := autotune.Feedback{Correction: 1}
+	if s == nil {
+		return fb
+	}
+	if c, err := strconv.ParseFloat(s.Correction, 64); err == nil && c > 0 {
+		fb.Correction = c
+	}
+	if s.DisagreeingSince != nil {
+		fb.OutOfBandSince, fb.Above = s.DisagreeingSince.Time, s.Above
+		fb.WindowObserved, _ = strconv.ParseFloat(s.WindowObserved, 64)
+		fb.WindowPredicted, _ = strconv.ParseFloat(s.WindowPredicted, 64)
+	}
+	return fb
+}
+
+func decimal(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // exportTable publishes the benchmark table the index is tuned from.
 func exportTable(vi *v1alpha1.VectorIndex, t autotune.Table) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +46,10 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	vi := luceneIndex(e, "tuned")
 	vi.Spec.Shards = 1
 	vi.Spec.Tuning = &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", HysteresisPercent: 5,
-		BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "bench-results", Key: "results.json"}}}
+		BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "bench-results", Key: "results.json"}},
+		// This test is about the table's own predictions: no dwell between changes, and
+		// no correction from live CPU within the test.
+		MinDwell: &metav1.Duration{}, CPUWindow: &metav1.Duration{Duration: time.Hour}}
 	e.create(vi)
 	e.waitIndexReady(vi)
 	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
@@ -74,23 +78,12 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	}
 
 	// Sustained load well above 40 qps, until the test says stop.
-	ctx, stop := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	for c := 0; c < 3; c++ {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			for q := c; ctx.Err() == nil; q = (q + 1) % queries.Len() {
-				_, _ = osClient.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", queries.At(q), 10))
-			}
-		}(c)
-	}
+	stop := searchLoad(t, osClient, vi.Spec.IndexName, queries, 3)
 	waitSlices(1, "none")
 	if !strings.Contains(vi.Status.Tuning.Reason, "cheapest setting under 80% CPU") && !strings.Contains(vi.Status.Tuning.Reason, "least CPU") {
 		t.Errorf("under load the reason should be the CPU budget: %q", vi.Status.Tuning.Reason)
 	}
 	stop()
-	wg.Wait()
 	waitSlices(4, "all")
 
 	var tunedEvents int
@@ -116,5 +109,128 @@ func TestAutoTuningWithoutResultsSaysSoAndKeepsTheSpec(t *testing.T) {
 	e.waitCondition(vi, func() []metav1.Condition { return vi.Status.Conditions }, v1alpha1.ConditionTuned, metav1.ConditionFalse, v1alpha1.ReasonBenchmarkMissing, 30*time.Second)
 	if vi.Status.MaxSliceCount != 2 {
 		t.Errorf("without results the spec's 2 slices must apply, status says %d", vi.Status.MaxSliceCount)
+	}
+}
+
+// searchLoad runs k-NN queries from the given number of closed-loop clients until the
+// returned stop is called (or the test ends).
+func searchLoad(t *testing.T, c *opensearch.Client, index string, queries dataset.Vectors, clients int) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for n := 0; n < clients; n++ {
+		wg.Add(1)
+		go func(n int) {
+			defer wg.Done()
+			for q := n; ctx.Err() == nil; q = (q + 1) % queries.Len() {
+				_, _ = c.Search(ctx, index, opensearch.KNNQuery("embedding", queries.At(q), 10))
+			}
+		}(n)
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// fasterMachineTable is a table measured on a much faster machine than this one: it
+// predicts a few percent of CPU for any setting at the loads measured, so every setting
+// fits a 20% budget and 4 slices, the fastest, are chosen. Here the nodes burn far more.
+func fasterMachineTable() autotune.Table {
+	return autotune.Table{Cores: 16, Segments: 4, Results: []autotune.Measurement{
+		{SliceCount: 4, Clients: 1, P90Ms: 2, CPUPercent: 1.5, QPS: 600},
+		{SliceCount: 4, Clients: 4, P90Ms: 3, CPUPercent: 5, QPS: 1800},
+		{SliceCount: 1, Clients: 1, P90Ms: 4, CPUPercent: 1, QPS: 300},
+		{SliceCount: 1, Clients: 4, P90Ms: 6, CPUPercent: 3, QPS: 900},
+	}}
+}
+
+// TestAutoTuningCorrectsAWrongTableFromLiveCPU closes the loop: tuned from a table of
+// another machine, the index gets 4 slices; under a query load the nodes' live CPU runs far
+// above what the table predicts for 4 slices, for longer than cpuWindow, so the tuner
+// corrects the table's CPU by the observed ratio (status, Event CPUCorrected), and 4 slices
+// no longer fit the budget: it steps to concurrent search off — once the dwell after its
+// last change has passed, and never more than once per dwell.
+func TestAutoTuningCorrectsAWrongTableFromLiveCPU(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	osClient := osClient(t, url)
+	e.cluster("vectors", url)
+	raw, _ := json.Marshal(fasterMachineTable())
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-machine", Namespace: e.ns}, Data: map[string]string{"results.json": string(raw)}})
+	const window, dwell = 10 * time.Second, 40 * time.Second
+	vi := luceneIndex(e, "closed-loop")
+	vi.Spec.Shards = 1
+	vi.Spec.Tuning = &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 80, MinGainPerCPUPercent: "0", HysteresisPercent: 5,
+		BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "other-machine", Key: "results.json"}},
+		MinDwell:     &metav1.Duration{Duration: dwell}, CPUWindow: &metav1.Duration{Duration: window}, CPUTolerancePercent: 25}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, queries := dataset.Generate(dataset.Spec{Count: 3000, Queries: 50, Dim: 32, Seed: 13})
+	ingest(t, osClient, vi.Spec.IndexName, base)
+	tuning := func() *v1alpha1.TuningStatus {
+		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
+			t.Fatal(err)
+		}
+		return vi.Status.Tuning
+	}
+	e.eventually(60*time.Second, func() (bool, string) {
+		ts := tuning()
+		return ts != nil && ts.SliceCount == 4, fmt.Sprintf("tuning %+v", ts)
+	})
+	firstDecision := tuning().DecidedAt.Time
+
+	loadStart := time.Now()
+	stop := searchLoad(t, osClient, vi.Spec.IndexName, queries, 3)
+	defer stop()
+	var corrected, stepped time.Time
+	var atCorrection v1alpha1.TuningCPU
+	e.eventually(3*time.Minute, func() (bool, string) {
+		ts := tuning()
+		if ts.CPU != nil && ts.CPU.Correction != "1.00" && corrected.IsZero() {
+			corrected, atCorrection = time.Now(), *ts.CPU
+		}
+		if ts.SliceCount == 1 && stepped.IsZero() {
+			stepped = time.Now()
+		}
+		return !stepped.IsZero(), fmt.Sprintf("slice setting %d (%s); cpu %+v", ts.SliceCount, ts.Reason, ts.CPU)
+	})
+	ts := tuning()
+	t.Logf("load of 3 clients from %s: live CPU %s%% vs the table's %s%% for 4 slices; correction × %s after %s (%s); "+
+		"stepped to concurrent search off %s after the load started, %s after the first decision (dwell %s): %s",
+		loadStart.Format(time.TimeOnly), atCorrection.ObservedPercent, atCorrection.PredictedPercent, atCorrection.Correction,
+		corrected.Sub(loadStart).Round(time.Second), atCorrection.Reason, stepped.Sub(loadStart).Round(time.Second),
+		ts.DecidedAt.Sub(firstDecision).Round(time.Second), dwell, ts.Reason)
+	if corrected.IsZero() {
+		t.Error("the setting changed without a CPU correction")
+	}
+	if ts.DecidedAt.Sub(firstDecision) < dwell {
+		t.Errorf("changed %s after the previous change, within the %s dwell", ts.DecidedAt.Sub(firstDecision), dwell)
+	}
+	if c, _ := strconv.ParseFloat(ts.CPU.Correction, 64); c <= 1.25 {
+		t.Errorf("correction %s: live CPU should run well above this table", ts.CPU.Correction)
+	}
+	e.waitEvent(vi.Name, v1alpha1.ReasonCPUCorrected)
+
+	// Under the same load, for a whole dwell after the change: no second change.
+	changedAt := ts.DecidedAt.Time
+	deadline := time.Now().Add(dwell)
+	for time.Now().Before(deadline) {
+		ts := tuning()
+		if ts.SliceCount != 1 || !ts.DecidedAt.Time.Equal(changedAt) {
+			t.Fatalf("a second change within the dwell: %d (%s) at %s", ts.SliceCount, ts.Reason, ts.DecidedAt)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	ts = tuning()
+	t.Logf("a dwell later, still concurrent search off: live CPU %s%% vs predicted %s%% (uncorrected) × %s; %s",
+		ts.CPU.ObservedPercent, ts.CPU.PredictedPercent, ts.CPU.Correction, ts.Reason)
+	var changes int
+	for _, ev := range e.events(vi.Name) {
+		if ev.Reason == v1alpha1.ReasonTuned {
+			changes++
+		}
+	}
+	if changes != 2 {
+		t.Errorf("%d Tuned events, want two: 4 slices, then off", changes)
 	}
 }

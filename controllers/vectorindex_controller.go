@@ -87,6 +87,7 @@ type indexAPI interface {
 	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
 	SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error)
 	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
+	NodeStats(ctx context.Context, nodes string) (opensearch.NodeStats, error)
 }
 
 // indexRun is one reconcile's working state, shared by its steps.

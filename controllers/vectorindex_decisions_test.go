@@ -92,6 +92,9 @@ func (f *fakeIndexes) Shards(context.Context) ([]opensearch.ShardCopy, error) {
 func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, error) {
 	return "", "", errNotFaked
 }
+func (f *fakeIndexes) NodeStats(context.Context, string) (opensearch.NodeStats, error) {
+	return opensearch.NodeStats{}, errNotFaked
+}
 
 func raw(properties map[string]any) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}

@@ -45,6 +45,9 @@ const (
 	// ReasonScratchIndexTaken: a run's representation sweep found its scratch index name
 	// held by an index that is not the run's; nothing was written to it.
 	ReasonScratchIndexTaken = "ScratchIndexTaken"
+	// ReasonCPUCorrected: live node CPU disagreed with the benchmark table's prediction
+	// for spec.tuning.cpuWindow and the tuner corrected the table's CPU (an Event).
+	ReasonCPUCorrected = "CPUCorrected"
 	// ReasonSIMDRecommended: a run's variants named the SIMD level to ask for (an Event).
 	ReasonSIMDRecommended = "SIMDRecommended"
 	// ReasonVariantWithoutCopy: a run's variant matches no node, or its nodes miss a

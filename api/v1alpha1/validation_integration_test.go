@@ -201,6 +201,12 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 		{"tuning headroom above 90", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Off", CPUHeadroomPercent: 95, MinGainPerCPUPercent: "1"}
 		}, []string{"spec.tuning.cpuHeadroomPercent"}},
+		{"negative tuning dwell", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Auto", MinGainPerCPUPercent: "1", MinDwell: &metav1.Duration{Duration: -time.Minute}}
+		}, []string{"spec.tuning.minDwell"}},
+		{"tuning CPU window under a second", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Tuning = &v1alpha1.TuningSpec{Mode: "Auto", MinGainPerCPUPercent: "1", CPUWindow: &metav1.Duration{Duration: time.Millisecond}}
+		}, []string{"spec.tuning.cpuWindow"}},
 		{"cluster reference without name", func(v *v1alpha1.VectorIndex) { v.Spec.ClusterRef.Name = "" }, []string{"spec.clusterRef.name"}},
 		{"additional setting blocks writes", func(v *v1alpha1.VectorIndex) {
 			v.Spec.AdditionalSettings = map[string]string{"index.blocks.write": "true"}

@@ -380,6 +380,26 @@ type TuningSpec struct {
 	// index's latest succeeded BenchmarkRun.
 	// +optional
 	BenchmarkRef *BenchmarkReference `json:"benchmarkRef,omitempty"`
+	// minDwell is the least time between two changes of the slice setting: the tuner
+	// changes the index at most once per minDwell, whatever the load does.
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="spec.tuning.minDwell must not be negative"
+	MinDwell *metav1.Duration `json:"minDwell,omitempty"`
+	// cpuWindow is how long the nodes' live CPU must disagree with what the benchmark
+	// table predicts for the applied setting (beyond cpuTolerancePercent) before the
+	// table's CPU is corrected by the observed ratio and the setting chosen again.
+	// +optional
+	// +kubebuilder:default="2m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="spec.tuning.cpuWindow must be at least 1s"
+	CPUWindow *metav1.Duration `json:"cpuWindow,omitempty"`
+	// cpuTolerancePercent: live CPU within this much of the (corrected) prediction agrees
+	// with the table.
+	// +optional
+	// +kubebuilder:default=25
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	CPUTolerancePercent int32 `json:"cpuTolerancePercent,omitempty"`
 }
 
 // BenchmarkReference names benchmark results: a ConfigMap key holding the JSON written by
@@ -420,6 +440,45 @@ type TuningStatus struct {
 	SampledAt  *metav1.Time `json:"sampledAt,omitempty"`
 	// decidedAt is when the applied choice was made.
 	DecidedAt *metav1.Time `json:"decidedAt,omitempty"`
+	// cpu is the closed loop: the nodes' live CPU against the table's prediction.
+	// +optional
+	CPU *TuningCPU `json:"cpu,omitempty"`
+}
+
+// TuningCPU compares the CPU the nodes burn under the applied setting with what the
+// benchmark table predicts, and corrects the table when they disagree for spec.tuning.cpuWindow.
+type TuningCPU struct {
+	// observedPercent is the nodes' OpenSearch process CPU, in percent of their cores,
+	// between the last two samples (measured as the benchmark measures it);
+	// predictedPercent what the table as measured predicts for the applied setting at the
+	// same load; empty when not measured.
+	// +optional
+	ObservedPercent string `json:"observedPercent,omitempty"`
+	// +optional
+	PredictedPercent string `json:"predictedPercent,omitempty"`
+	// correction multiplies the table's CPU before the setting is chosen ("1.00": the
+	// table as measured); correctedAt and reason say when and why it last changed.
+	Correction string `json:"correction"`
+	// +optional
+	CorrectedAt *metav1.Time `json:"correctedAt,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// disagreeingSince starts the current run of samples outside the tolerance band
+	// (above: over the prediction), with their observed and predicted CPU percent·seconds
+	// summed; absent while the samples agree.
+	// +optional
+	DisagreeingSince *metav1.Time `json:"disagreeingSince,omitempty"`
+	// +optional
+	Above bool `json:"above,omitempty"`
+	// +optional
+	WindowObserved string `json:"windowObserved,omitempty"`
+	// +optional
+	WindowPredicted string `json:"windowPredicted,omitempty"`
+	// processCpuMillis and processors are the nodes' counters at the last sample.
+	// +optional
+	ProcessCPUMillis int64 `json:"processCpuMillis,omitempty"`
+	// +optional
+	Processors int32 `json:"processors,omitempty"`
 }
 
 // VectorIndexStatus is what the operator last observed of the index in OpenSearch.

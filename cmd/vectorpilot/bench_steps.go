@@ -127,6 +127,7 @@ func newBenchStepCommands() []*cobra.Command {
 				return err
 			}
 			step.Cell, step.Cores, step.Segments, step.RecallValid = cell, cores, int(stats.Segments), recall && stats.DocsCount == int64(d.Base.Len())
+			step.CPUValid = true
 			return writeJSON(out, step)
 		},
 	}

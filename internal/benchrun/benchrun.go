@@ -251,6 +251,9 @@ type Result struct {
 	Cells           []bench.Cell
 	// RecallValid: the cells' recall is against the true neighbours of what the index holds.
 	RecallValid bool
+	// CPUValid: the cells' CPU was measured on the nodes. Without it the cells' CPU is
+	// absent and the run recommends nothing: every tuner decision is against CPU headroom.
+	CPUValid bool
 	// Variants are the compared configurations as their nodes reported them.
 	Variants []v1alpha1.BenchmarkVariantResult
 	// Representations are the representation sweep's results.
@@ -270,7 +273,10 @@ func (r Result) Apply(run *v1alpha1.BenchmarkRun, params autotune.Params) error 
 	var table autotune.Table
 	for _, m := range r.Cells {
 		cell := v1alpha1.BenchmarkCell{Variant: m.Variant, SliceCount: int32(m.SliceCount), Clients: int32(m.Clients),
-			P50Ms: num(m.P50Ms), P90Ms: num(m.P90Ms), P99Ms: num(m.P99Ms), QPS: num(m.QPS), CPUPercent: num(m.CPUPercent)}
+			P50Ms: num(m.P50Ms), P90Ms: num(m.P90Ms), P99Ms: num(m.P99Ms), QPS: num(m.QPS)}
+		if r.CPUValid {
+			cell.CPUPercent = num(m.CPUPercent)
+		}
 		if r.RecallValid {
 			cell.Recall = strconv.FormatFloat(m.Recall, 'f', 4, 64)
 		}
@@ -283,7 +289,7 @@ func (r Result) Apply(run *v1alpha1.BenchmarkRun, params autotune.Params) error 
 	if len(r.Variants) > 0 {
 		status.Variants = slices.Clone(r.Variants)
 		status.SIMDRecommendation = CompareVariants(status.Variants, r.Cells)
-	} else {
+	} else if r.CPUValid {
 		slices.Sort(levels)
 		table.Cores, table.Segments = r.Cores, r.Segments
 		for _, n := range levels {
@@ -315,10 +321,12 @@ func sortedKeys(m map[string]string) []string {
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // TunerInput says whether a run's results may be the slice tuner's table: it succeeded,
-// and it measured the index as it serves (a run with variants pins queries to some nodes:
-// an A/B record of configurations, not of the cluster).
+// it measured the index as it serves (a run with variants pins queries to some nodes: an
+// A/B record of configurations, not of the cluster), and every cell has the node CPU the
+// tuner weighs against the headroom (OpenSearch Benchmark's cells have none).
 func TunerInput(run *v1alpha1.BenchmarkRun) bool {
-	return run.Status.Phase == v1alpha1.BenchmarkSucceeded && run.Status.CompletionTime != nil && len(run.Spec.Variants) == 0
+	return run.Status.Phase == v1alpha1.BenchmarkSucceeded && run.Status.CompletionTime != nil && len(run.Spec.Variants) == 0 &&
+		len(run.Status.Results) > 0 && !slices.ContainsFunc(run.Status.Results, func(c v1alpha1.BenchmarkCell) bool { return c.CPUPercent == "" })
 }
 
 // Table reads a succeeded run's status back as the tuner's input.

@@ -19,6 +19,8 @@ type StepCell struct {
 	Cores       int  `json:"cores"`
 	Segments    int  `json:"segments"`
 	RecallValid bool `json:"recallValid"`
+	// CPUValid: the cell's CPU was measured on the nodes (OpenSearch Benchmark measures none).
+	CPUValid bool `json:"cpuValid"`
 	// VariantNodes is the cell's variant as its nodes reported it, for a run with variants.
 	VariantNodes *v1alpha1.BenchmarkVariantResult `json:"variantNodes,omitempty"`
 }
@@ -30,7 +32,7 @@ func ParseCells(cells, engine string) (Result, error) {
 	if err := json.Unmarshal([]byte(cells), &raw); err != nil {
 		return Result{}, fmt.Errorf("--cells: %w", err)
 	}
-	res := Result{Engine: engine, RecallValid: true}
+	res := Result{Engine: engine, RecallValid: true, CPUValid: true}
 	for i, r := range raw {
 		var text string
 		if json.Unmarshal(r, &text) == nil {
@@ -43,6 +45,7 @@ func ParseCells(cells, engine string) (Result, error) {
 		res.Cells = append(res.Cells, c.Cell)
 		res.Cores, res.Segments = c.Cores, c.Segments
 		res.RecallValid = res.RecallValid && c.RecallValid
+		res.CPUValid = res.CPUValid && c.CPUValid
 		if v := c.VariantNodes; v != nil && !slices.ContainsFunc(res.Variants, func(o v1alpha1.BenchmarkVariantResult) bool { return o.Name == v.Name }) {
 			res.Variants = append(res.Variants, *v)
 		}

@@ -2,9 +2,12 @@ package benchrun
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
@@ -132,6 +135,38 @@ func TestApplyWithVariants(t *testing.T) {
 	run.Status.CompletionTime = run.Status.StartTime
 	if TunerInput(run) {
 		t.Error("a run with variants must never be the tuner's input")
+	}
+}
+
+// TestApplyWithoutCPU: OpenSearch Benchmark's cells carry no CPU; the status shows none
+// (not 0), the run recommends no slice setting, and it never becomes the tuner's table.
+func TestApplyWithoutCPU(t *testing.T) {
+	raw, _ := json.Marshal([]StepCell{{Cell: cell("", 1, 1, 100, 10), RecallValid: true}, {Cell: cell("", 4, 1, 120, 7), RecallValid: true}})
+	res, err := ParseCells(string(raw), "opensearch-benchmark")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &v1alpha1.BenchmarkRun{}
+	if err := res.Apply(run, DefaultParams); err != nil {
+		t.Fatal(err)
+	}
+	s := run.Status
+	if len(s.Results) != 2 || s.Results[0].CPUPercent != "" || s.Results[0].QPS != "100.00" || len(s.Recommendations) != 0 {
+		t.Errorf("status %+v", s)
+	}
+	run.Status.Phase, run.Status.CompletionTime = v1alpha1.BenchmarkSucceeded, &metav1.Time{}
+	if TunerInput(run) {
+		t.Error("a run without CPU must never be the tuner's input")
+	}
+	raw, _ = json.Marshal([]StepCell{{Cell: cell("", 1, 1, 100, 10), CPUValid: true}, {Cell: cell("", 4, 1, 120, 7), CPUValid: true}})
+	if res, err = ParseCells(string(raw), "vectorpilot"); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Apply(run, DefaultParams); err != nil {
+		t.Fatal(err)
+	}
+	if !TunerInput(run) || run.Status.Results[0].CPUPercent == "" || len(run.Status.Recommendations) != 1 {
+		t.Errorf("the engine's cells with CPU: tuner input %v, status %+v", TunerInput(run), run.Status)
 	}
 }
 

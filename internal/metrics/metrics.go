@@ -59,6 +59,23 @@ var (
 	}, []string{"namespace", "index", "slices", "clients"})
 )
 
+// The tuner's closed loop: live node CPU under the applied setting, what the benchmark
+// table predicts for it, and the correction applied to the table.
+var (
+	TuningObservedCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_index_tuning_observed_cpu_percent",
+		Help: "OpenSearch process CPU of the nodes between the tuner's last two samples, in percent of their cores.",
+	}, []string{"namespace", "index"})
+	TuningPredictedCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_index_tuning_predicted_cpu_percent",
+		Help: "CPU the benchmark table, as measured, predicts for the applied slice setting at the same load.",
+	}, []string{"namespace", "index"})
+	TuningCPUCorrection = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_index_tuning_cpu_correction",
+		Help: "Factor the tuner multiplies the benchmark table's CPU by, from live CPU (1: the table as measured).",
+	}, []string{"namespace", "index"})
+)
+
 // A succeeded BenchmarkRun's comparisons, per run: its variants' throughput against the
 // first variant, and its representations' recall and hot bytes.
 var (
@@ -77,7 +94,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(IndexReady, TuningHeadroom, BenchmarkP90, BenchmarkCPU,
+	ctrlmetrics.Registry.MustRegister(IndexReady, TuningHeadroom, BenchmarkP90, BenchmarkCPU, TuningObservedCPU, TuningPredictedCPU, TuningCPUCorrection,
 		BenchmarkVariantQPSRatio, BenchmarkRepresentationRecall, BenchmarkRepresentationHotBytes)
 }
 

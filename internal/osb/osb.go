@@ -42,7 +42,8 @@ type testRun struct {
 
 // Parse reads the vector-search task's figures: service time percentiles (the time a
 // request took, as vectorpilot's engine measures it), mean throughput and mean recall@k.
-// CPU is not something OSB measures; the cell's CPUPercent stays 0.
+// CPU is not something OSB measures: the cell's CPUPercent stays 0, and its step says the
+// cell has no CPU (benchrun.StepCell.CPUValid), so the run's status shows none.
 func Parse(raw []byte) (autotune.Measurement, error) {
 	var run testRun
 	if err := json.Unmarshal(raw, &run); err != nil {

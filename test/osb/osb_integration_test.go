@@ -123,11 +123,31 @@ func TestOpenSearchBenchmarkCellMatchesTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("OSB 2.4.0 (%s wall): p50 %.2f p90 %.2f p99 %.2f ms, %.0f qps, recall@10 %.4f", osbTook.Round(time.Second), osbCell.P50Ms, osbCell.P90Ms, osbCell.P99Ms, osbCell.QPS, osbCell.Recall)
-	t.Logf("vectorpilot engine:     p50 %.2f p90 %.2f p99 %.2f ms, %.0f qps, recall@10 %.4f", ours.P50Ms, ours.P90Ms, ours.P99Ms, ours.QPS, ours.Recall)
-	t.Logf("p90 ratio OSB / vectorpilot = %.2f", osbCell.P90Ms/ours.P90Ms)
-	if osbCell.P90Ms <= 0 || osbCell.QPS <= 0 || osbCell.Recall < 0.9 || ours.Recall < 0.9 {
-		t.Errorf("implausible: OSB %+v, engine %+v", osbCell, ours)
+	// OSB's client CPU per query: its whole process (start and workload loading included,
+	// so an upper bound) over the queries it sent.
+	osbCPUMs := float64((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Microseconds()) / 1000 / (100 + 2000)
+	t.Logf("OSB 2.4.0 (%s wall): p50 %.2f p90 %.2f p99 %.2f ms, %.0f qps, recall@10 %.4f, client CPU ≤ %.2f ms/query", osbTook.Round(time.Second), osbCell.P50Ms, osbCell.P90Ms, osbCell.P99Ms, osbCell.QPS, osbCell.Recall, osbCPUMs)
+	t.Logf("vectorpilot engine:     p50 %.2f p90 %.2f p99 %.2f ms, %.0f qps, recall@10 %.4f, client CPU %.2f ms/query, node CPU %.2f ms/query", ours.P50Ms, ours.P90Ms, ours.P99Ms, ours.QPS, ours.Recall, ours.LoadGenCPUMsPerQuery, ours.NodeCPUMsPerQuery)
+	t.Logf("OSB / vectorpilot: p50 %.2f×, p90 %.2f×, throughput %.2f×; p50 difference %.2f ms", osbCell.P50Ms/ours.P50Ms, osbCell.P90Ms/ours.P90Ms, osbCell.QPS/ours.QPS, osbCell.P50Ms-ours.P50Ms)
+	// Both send the same queries to the same segments, one client each, so the server's
+	// work per query is the same and the answers are too. What differs is the client:
+	// OSB's service time is taken around its Python client (opensearch-py on asyncio and
+	// aiohttp: request building, JSON, the event loop's scheduling), which costs more per
+	// query than the Go engine's — more CPU (asserted) and more waiting: measured, OSB's
+	// p50 is about 2.3 ms above the engine's while its whole process burns at most 0.5 ms
+	// of CPU per query. So OSB can be slower but never faster beyond noise, and it must not
+	// be slower by more than a client can add.
+	if d := osbCell.Recall - ours.Recall; d > 0.005 || d < -0.005 {
+		t.Errorf("recall@10: OSB %.4f, engine %.4f — the same queries on the same index must find the same neighbours", osbCell.Recall, ours.Recall)
+	}
+	if osbCell.P50Ms < 0.9*ours.P50Ms || osbCell.QPS > 1.1*ours.QPS {
+		t.Errorf("OSB measured faster than the engine (p50 %.2f vs %.2f ms, %.0f vs %.0f qps): one of them is not timing whole requests", osbCell.P50Ms, ours.P50Ms, osbCell.QPS, ours.QPS)
+	}
+	if osbCell.P50Ms-ours.P50Ms > 20 {
+		t.Errorf("OSB's p50 is %.2f ms above the engine's: more than any client's cost, it is timing something else", osbCell.P50Ms-ours.P50Ms)
+	}
+	if osbCPUMs <= ours.LoadGenCPUMsPerQuery {
+		t.Errorf("OSB's client CPU %.2f ms/query is not above the engine's %.2f: the difference in latency is not the client's", osbCPUMs, ours.LoadGenCPUMsPerQuery)
 	}
 }
 
