@@ -36,24 +36,10 @@ func tuningTable() autotune.Table {
 // load it moves to concurrent search off; when the load stops it returns to 4 slices —
 // with status, Tuned condition and Events each time.
 func TestAutoTuningFollowsTheLoad(t *testing.T) {
-	e := startOperator(t)
-	url := testsupport.OpenSearchURL(t)
-	osClient := osClient(t, url)
-	e.cluster("vectors", url)
-	raw, _ := json.Marshal(tuningTable())
-	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-results", Namespace: e.ns}, Data: map[string]string{"results.json": string(raw)}})
-
-	vi := luceneIndex(e, "tuned")
-	vi.Spec.Shards = 1
-	vi.Spec.Tuning = &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", HysteresisPercent: 5,
-		BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "bench-results", Key: "results.json"}},
-		// This test is about the table's own predictions: no dwell between changes, and
-		// no correction from live CPU within the test.
-		MinDwell: &metav1.Duration{}, CPUWindow: &metav1.Duration{Duration: time.Hour}}
-	e.create(vi)
-	e.waitIndexReady(vi)
-	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
-	ingest(t, osClient, vi.Spec.IndexName, base)
+	// This test is about the table's own predictions: no dwell between changes, and no
+	// correction from live CPU within the test.
+	e, osClient, vi, queries := tunedIndex(t, "tuned", tuningTable(), v1alpha1.TuningSpec{CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", HysteresisPercent: 5,
+		MinDwell: &metav1.Duration{}, CPUWindow: &metav1.Duration{Duration: time.Hour}})
 
 	waitSlices := func(want int32, mode string) {
 		t.Helper()
@@ -112,6 +98,27 @@ func TestAutoTuningWithoutResultsSaysSoAndKeepsTheSpec(t *testing.T) {
 	}
 }
 
+// tunedIndex starts the operator on the local node and makes a one-shard index of 2,000
+// vectors tuned (mode Auto) from table, delivered in a ConfigMap, with tuning's targets.
+func tunedIndex(t *testing.T, name string, table autotune.Table, tuning v1alpha1.TuningSpec) (*env, *opensearch.Client, *v1alpha1.VectorIndex, dataset.Vectors) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	osClient := osClient(t, url)
+	e.cluster("vectors", url)
+	raw, _ := json.Marshal(table)
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-results", Namespace: e.ns}, Data: map[string]string{"results.json": string(raw)}})
+	vi := luceneIndex(e, name)
+	vi.Spec.Shards = 1
+	tuning.Mode = v1alpha1.TuningAuto
+	tuning.BenchmarkRef = &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: name + "-results", Key: "results.json"}}
+	vi.Spec.Tuning = &tuning
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, queries := dataset.Generate(dataset.Spec{Count: 2000, Queries: 50, Dim: 32, Seed: 11})
+	ingest(t, osClient, vi.Spec.IndexName, base)
+	return e, osClient, vi, queries
+}
+
 // searchLoad runs k-NN queries from the given number of closed-loop clients until the
 // returned stop is called (or the test ends).
 func searchLoad(t *testing.T, c *opensearch.Client, index string, queries dataset.Vectors, clients int) (stop func()) {
@@ -151,22 +158,9 @@ func fasterMachineTable() autotune.Table {
 // no longer fit the budget: it steps to concurrent search off — once the dwell after its
 // last change has passed, and never more than once per dwell.
 func TestAutoTuningCorrectsAWrongTableFromLiveCPU(t *testing.T) {
-	e := startOperator(t)
-	url := testsupport.OpenSearchURL(t)
-	osClient := osClient(t, url)
-	e.cluster("vectors", url)
-	raw, _ := json.Marshal(fasterMachineTable())
-	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-machine", Namespace: e.ns}, Data: map[string]string{"results.json": string(raw)}})
 	const window, dwell = 10 * time.Second, 40 * time.Second
-	vi := luceneIndex(e, "closed-loop")
-	vi.Spec.Shards = 1
-	vi.Spec.Tuning = &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 80, MinGainPerCPUPercent: "0", HysteresisPercent: 5,
-		BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "other-machine", Key: "results.json"}},
-		MinDwell:     &metav1.Duration{Duration: dwell}, CPUWindow: &metav1.Duration{Duration: window}, CPUTolerancePercent: 25}
-	e.create(vi)
-	e.waitIndexReady(vi)
-	base, queries := dataset.Generate(dataset.Spec{Count: 3000, Queries: 50, Dim: 32, Seed: 13})
-	ingest(t, osClient, vi.Spec.IndexName, base)
+	e, osClient, vi, queries := tunedIndex(t, "closed-loop", fasterMachineTable(), v1alpha1.TuningSpec{CPUHeadroomPercent: 80, MinGainPerCPUPercent: "0", HysteresisPercent: 5,
+		MinDwell: &metav1.Duration{Duration: dwell}, CPUWindow: &metav1.Duration{Duration: window}, CPUTolerancePercent: 25})
 	tuning := func() *v1alpha1.TuningStatus {
 		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
 			t.Fatal(err)
