@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -155,7 +156,14 @@ func TestSIMDABOnTheRealNode(t *testing.T) {
 			t.Errorf("no %s Event on the run", reason)
 		}
 	}
-	// The scratch indexes went with the run's end.
+	// The scratch indexes go with the run's end, when the operator puts the index's
+	// settings back (the reconcile after Succeeded; status.restoreSettings clears then).
+	waitFor(t, time.Minute, "the run's settings put back", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+			return false, err.Error()
+		}
+		return run.Status.RestoreSettings == nil, fmt.Sprintf("status.restoreSettings %v", run.Status.RestoreSettings)
+	})
 	if listed := get(t, clientServiceURL(t, sc)+"/_cat/indices?h=index"); strings.Contains(listed, "-vpbench-") {
 		t.Errorf("scratch indexes left after the run:\n%s", listed)
 	}
