@@ -74,13 +74,13 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	if prev != nil && prev.SampledAt != nil && stats.Searches >= prev.QueryTotal {
 		if elapsed := now.Sub(prev.SampledAt.Time).Seconds(); elapsed > 0 {
 			qps := float64(stats.Searches-prev.QueryTotal) / elapsed
-			st.LiveQueriesPerSecond = strconv.FormatFloat(qps, 'f', 2, 64)
+			st.LiveQueriesPerSecond = decimal(qps)
 			if clients, ok := autotune.ClientsForRate(table, current, qps); ok {
 				params.Clients = clients
 			}
 		}
 	}
-	st.LoadClients = strconv.FormatFloat(params.Clients, 'f', 2, 64)
+	st.LoadClients = decimal(params.Clients)
 	var correction autotune.Feedback
 	if st.CPU, correction, err = r.observeCPU(ctx, run, prev, table, current, params.Clients, now); err != nil {
 		return err
@@ -94,8 +94,8 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		d = autotune.Dwell(corrected, params, d, prev.DecidedAt.Time, now.Time, spec.MinDwell.Duration)
 	}
 	st.SliceCount, st.Reason = int32(d.SliceCount), d.Reason
-	st.PredictedP90Ms = strconv.FormatFloat(d.PredictedP90Ms, 'f', 2, 64)
-	st.PredictedCPUPercent = strconv.FormatFloat(d.PredictedCPUPercent, 'f', 2, 64)
+	st.PredictedP90Ms = decimal(d.PredictedP90Ms)
+	st.PredictedCPUPercent = decimal(d.PredictedCPUPercent)
 	st.DecidedAt = &now
 	if prev != nil && prev.SliceCount == st.SliceCount && prev.DecidedAt != nil {
 		st.DecidedAt = prev.DecidedAt
@@ -156,11 +156,9 @@ func (r *VectorIndexReconciler) observeCPU(ctx context.Context, run *indexRun, p
 		}
 	}
 	out.Correction = decimal(fb.Correction)
-	out.Above, out.WindowObserved, out.WindowPredicted = fb.Above, decimal(fb.WindowObserved), decimal(fb.WindowPredicted)
 	if !fb.OutOfBandSince.IsZero() {
 		out.DisagreeingSince = &metav1.Time{Time: fb.OutOfBandSince}
-	} else {
-		out.Above, out.WindowObserved, out.WindowPredicted = false, "", ""
+		out.Above, out.WindowObserved, out.WindowPredicted = fb.Above, decimal(fb.WindowObserved), decimal(fb.WindowPredicted)
 	}
 	metrics.TuningCPUCorrection.WithLabelValues(vi.Namespace, vi.Name).Set(fb.Correction)
 	return out, fb, nil
