@@ -315,12 +315,15 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	if r.local == nil {
 		r.local, r.busy = map[types.NamespacedName]context.CancelFunc{}, map[types.NamespacedName]types.NamespacedName{}
 	}
-	// The sweep outlives this reconcile; deleting the run cancels it.
+	// The sweep outlives this reconcile; deleting the run cancels it. It reads its own copy
+	// of the run: this reconcile goes on to write the status, decoding the API server's
+	// answer into run, and a decode empties the spec's lists before it fills them again.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.local[key], r.busy[index] = cancel, key
+	sweeping := run.DeepCopy()
 	go func() {
 		defer r.release(key, index)
-		res, err := sweepLocal(runCtx, osClient, w, run, r.Options.HDF5)
+		res, err := sweepLocal(runCtx, osClient, w, sweeping, r.Options.HDF5)
 		if runCtx.Err() != nil {
 			return // deleted: nobody to report to
 		}
