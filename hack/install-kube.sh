@@ -2,7 +2,7 @@
 # Builds the real Kubernetes binaries from the Go module proxy — by default the control
 # plane envtest runs (kube-apiserver, and kube-scheduler + kube-controller-manager for
 # placement tests); name others to build them instead (hack/install-node.sh asks for kubelet
-# and kube-proxy) — and installs etcd from Debian's package without a system install.
+# and kube-proxy) — and etcd, from the module proxy too.
 # Idempotent: each binary is built once and cached under bin/k8s/$KUBE_VERSION.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -12,8 +12,22 @@ STAGING_VERSION="v0${KUBE_VERSION#v1}"
 out="$BIN_DIR/k8s/$KUBE_VERSION"
 mkdir -p "$out"
 
+# etcd of the series Kubernetes $KUBE_VERSION is built against, from the module proxy (a
+# scratch module, as go install refuses the server module's replace directives). Debian's
+# etcd-server (3.4.23) served too, but it has no watch progress notification, so the
+# apiserver turns watch-list off (RequestWatchProgress) and refuses every watch of an
+# informer that asks for it — Argo's workflow controller's (client-go 0.33) — which then
+# saw pod changes only when it relisted: 30-60 s between workflow steps.
 ensure_etcd() {
-  deb_binary etcd-server usr/bin/etcd "$out/etcd"
+  [ -x "$out/etcd" ] && "$out/etcd" --version | grep -qx "etcd Version: ${ETCD_VERSION#v}" && return 0
+  log "building etcd $ETCD_VERSION from the module proxy"
+  local dir="$BIN_DIR/k8s/build-etcd-$ETCD_VERSION"
+  mkdir -p "$dir"
+  printf 'module vectorpilot.local/etcdbuild\n\ngo 1.24\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" >"$dir/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"$dir/tools.go"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null &&
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "$out/etcd.tmp" "$out/etcd"
 }
 
 # The kubernetes module carries replace directives that `go install` refuses; a scratch
