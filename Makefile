@@ -19,8 +19,9 @@ tools:
 	hack/install-tools.sh
 
 ## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN, S3 server,
-## promtool and Prometheus, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, and the real
-## node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS, a Debian rootfs for images)
+## promtool and Prometheus, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, the real
+## node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS, a Debian rootfs for images) and
+## Argo Workflows (workflow controller, executor, install.yaml)
 real-parts:
 	hack/install-kube.sh
 	hack/install-node.sh
@@ -29,6 +30,7 @@ real-parts:
 	hack/install-promtool.sh >/dev/null
 	hack/install-nginx.sh >/dev/null
 	hack/install-python.sh hack/requirements-osb.txt venv-osb >/dev/null
+	hack/install-argo.sh >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies
 manifests: tools

@@ -34,11 +34,13 @@ func TestVersionsHaveOneHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	helm := regexp.MustCompile(`helm\.sh/helm/v3 (v\S+)`).FindStringSubmatch(string(gomod))
+	argo := regexp.MustCompile(`github\.com/argoproj/argo-workflows/v3 (v\S+)`).FindStringSubmatch(string(gomod))
 	for _, c := range []struct{ where, have, pin string }{
 		{"devenv.DefaultKubeVersion", devenv.DefaultKubeVersion, "KUBE_VERSION"},
 		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
 		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
 		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
+		{"go.mod github.com/argoproj/argo-workflows/v3", argo[1], "ARGO_WORKFLOWS_VERSION"},
 		{"conform.ArgoCDVersion", conform.ArgoCDVersion, "ARGOCD_VERSION"},
 		{"conform.FluxKustomizeControllerVersion", conform.FluxKustomizeControllerVersion, "FLUX_KUSTOMIZE_CONTROLLER_VERSION"},
 		{"conform.FluxSourceControllerVersion", conform.FluxSourceControllerVersion, "FLUX_SOURCE_CONTROLLER_VERSION"},

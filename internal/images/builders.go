@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -18,7 +19,13 @@ const (
 	OperatorRef   = "vectorpilot.local/vectorpilot:dev"
 	PauseRef      = "vectorpilot.local/pause:3.10"
 	OpenSearchTag = "vectorpilot.local/opensearch-e2e"
+	// ArgoRepository prefixes the Argo Workflows images (ArgoRef).
+	ArgoRepository = "vectorpilot.local/argoproj/"
 )
+
+// ArgoRef is the ref of one of Argo Workflows' images (workflow-controller, argoexec) at a
+// version.
+func ArgoRef(binary, version string) string { return ArgoRepository + binary + ":" + version }
 
 // Dockerfile is what the builder reads from the repository's Dockerfile: the Go build
 // command of the build stage and the final stage's file, user and start command. The
@@ -129,9 +136,12 @@ func Operator(root, work string) (Image, error) {
 	}
 	return Image{Ref: OperatorRef, Layers: []string{base, layer}, Config: v1.Config{
 		User: df.User, Entrypoint: df.Entrypoint, Cmd: df.Cmd,
-		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"},
+		Env: nonrootEnv,
 	}}, nil
 }
+
+// nonrootEnv is the environment distroless/static sets.
+var nonrootEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
 
 // nonrootBase is the layer in place of distroless/static:nonroot.
 func nonrootBase(work string) (string, error) {
@@ -165,6 +175,28 @@ func nonrootBase(work string) (string, error) {
 	)
 	return layer, err
 }
+
+// Argo builds one of Argo Workflows' images as upstream's Dockerfile does (its nonroot
+// targets): the static binary at /bin/<name>, owned by and run as uid 8737, on the base
+// distroless/static gives (passwd, CA certificates, /tmp), the binary as entrypoint.
+func Argo(work, binary, version string) (Image, error) {
+	base, err := nonrootBase(work)
+	if err != nil {
+		return Image{}, err
+	}
+	name := filepath.Base(binary)
+	layer := filepath.Join(work, name+".tar")
+	if err := WriteLayer(layer, Tree{Source: binary, Target: "bin/" + name, Owner: &Owner{UID: argoUID}, Mode: 0o755}); err != nil {
+		return Image{}, err
+	}
+	return Image{Ref: ArgoRef(name, version), Layers: []string{base, layer}, Config: v1.Config{
+		User: strconv.Itoa(argoUID), Entrypoint: []string{name},
+		Env: nonrootEnv,
+	}}, nil
+}
+
+// argoUID is the user upstream's Argo images run as.
+const argoUID = 8737
 
 // Pause builds the sandbox image: hack/images/pause.c compiled static, alone in its image.
 func Pause(root, work string) (Image, error) {

@@ -67,6 +67,12 @@ func TestSIMDABOnTheRealNode(t *testing.T) {
 			width[p.Name] = simd.LuceneVector(simd.JVMOptions(p.SIMD), machineCPU)
 		}
 	}
+	_, has, _ := simd.Rank(box.NodeSIMD)
+	_, avx512, _ := simd.Rank(string(v1alpha1.SIMDAVX512))
+	if len(asked) == 2 && width["avx2"] == width["spr"] && has < avx512 {
+		// RunHere lowered the spr pool to what the CPU has: no second vector width to compare.
+		t.Skipf("this machine's CPU (%s) has no AVX-512: both pools run %s, no A/B of vector widths to run", box.NodeSIMD, width["avx2"])
+	}
 	if len(asked) != 2 || width["avx2"] == width["spr"] {
 		t.Fatalf("the sample's data pools %v should ask for levels giving Lucene different widths, have %v", asked, width)
 	}

@@ -5,12 +5,15 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -27,6 +32,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/images"
 	"github.com/vectorpilot/vectorpilot/internal/kubenode"
+	"github.com/vectorpilot/vectorpilot/internal/simd"
 	"github.com/vectorpilot/vectorpilot/test/helmchart"
 )
 
@@ -46,7 +52,12 @@ type Sandbox struct {
 	// OpenSearchImage is the image managed clusters run here (see images.OpenSearch).
 	OpenSearchImage string
 
+	// NodeSIMD is the best SIMD level the node's CPU labels show (simd.Observe).
+	NodeSIMD string
+
 	root string
+	// argo is hack/install-argo.sh's folder: Argo Workflows' binaries and install.yaml.
+	argo string
 }
 
 // Up starts the node, builds (or takes from bin/images) and imports the images, and installs
@@ -70,7 +81,19 @@ func Up(log io.Writer) (*Sandbox, error) {
 			s.Client, err = client.New(s.Cluster.ControlPlane.Config, client.Options{Scheme: controllers.Scheme()})
 			return err
 		}},
+		{"node's SIMD level read", func() error {
+			var node corev1.Node
+			if err := s.Client.Get(context.Background(), client.ObjectKey{Name: kubenode.NodeName}, &node); err != nil {
+				return err
+			}
+			s.NodeSIMD = simd.Observe(node.Labels)
+			fmt.Fprintf(log, "sandbox: the node's CPU labels show %s\n", s.NodeSIMD)
+			return nil
+		}},
+		{"Argo Workflows built (or cached)", s.buildArgo},
 		{"images built (or cached) and imported", s.importImages},
+		// Before the operator: it follows Workflows only if their kind is served when it starts.
+		{"Argo's workflow controller available", s.installArgo},
 		{"operator Deployment available", s.installChart},
 	}
 	for _, step := range steps {
@@ -97,6 +120,20 @@ func (s *Sandbox) Sample(name string, into any) error {
 	return s.decode(filepath.Join("config", "samples", name), into)
 }
 
+// Apply creates every object of a repository file (workflows/rbac.yaml, say) in namespace,
+// as `kubectl create -n namespace -f path` does.
+func (s *Sandbox) Apply(ctx context.Context, namespace, path string) error {
+	raw, err := os.ReadFile(filepath.Join(s.root, path))
+	if err != nil {
+		return err
+	}
+	objs, err := decodeAll(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return s.create(ctx, namespace, objs)
+}
+
 func (s *Sandbox) decode(path string, into any) error {
 	raw, err := os.ReadFile(filepath.Join(s.root, path))
 	if err != nil {
@@ -108,19 +145,28 @@ func (s *Sandbox) decode(path string, into any) error {
 	return nil
 }
 
-// RunHere makes a managed cluster run on this node: the OpenSearch image built here, and
+// RunHere makes a managed cluster run on this node: the OpenSearch image built here;
 // security off, because that image has no security plugin (it is not obtainable from the
-// registries this machine reaches; a secured cluster on it stops at SecurityPluginMissing).
+// registries this machine reaches; a secured cluster on it stops at SecurityPluginMissing);
+// and no pool asking for more SIMD than this machine's CPU has — the files ask for AVX-512
+// levels, and a machine without them would leave every pod unschedulable by its node
+// affinity (which is the operator being right, not the test passing).
 func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
 	sc.Spec.Managed.Image = s.OpenSearchImage
 	sc.Spec.Managed.Security.Enabled = ptr.To(false)
+	nodeArch, nodeRank, known := simd.Rank(s.NodeSIMD)
+	for i, p := range sc.Spec.Managed.NodePools {
+		if arch, rank, ok := simd.Rank(string(p.SIMD)); known && ok && arch == nodeArch && rank > nodeRank {
+			sc.Spec.Managed.NodePools[i].SIMD = v1alpha1.SIMDLevel(s.NodeSIMD)
+		}
+	}
 }
 
 // OperatorDeployment is the chart's Deployment name for the release.
 func OperatorDeployment() string { return Release + "-vectorpilot" }
 
 // importImages builds (once per input change, cached in bin/images) and imports the pause,
-// operator and OpenSearch images.
+// operator, Argo Workflows and OpenSearch images.
 func (s *Sandbox) importImages() error {
 	root := s.root
 	hack := filepath.Join(root, "hack", "images")
@@ -135,6 +181,7 @@ func (s *Sandbox) importImages() error {
 		JDK:     jdk,
 		Version: OpenSearchVersion,
 	}
+	argoexec, workflowController, argoVersion := filepath.Join(s.argo, "argoexec"), filepath.Join(s.argo, "workflow-controller"), filepath.Base(s.argo)
 	goSources := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"), filepath.Join(root, "Dockerfile"),
 		filepath.Join(root, "api"), filepath.Join(root, "cmd"), filepath.Join(root, "controllers"), filepath.Join(root, "internal")}
 	builds := []struct {
@@ -144,6 +191,8 @@ func (s *Sandbox) importImages() error {
 	}{
 		{"pause", []string{filepath.Join(hack, "pause.c")}, func(w string) (images.Image, error) { return images.Pause(root, w) }},
 		{"operator", goSources, func(w string) (images.Image, error) { return images.Operator(root, w) }},
+		{"argoexec", []string{argoexec}, func(w string) (images.Image, error) { return images.Argo(w, argoexec, argoVersion) }},
+		{"workflow-controller", []string{workflowController}, func(w string) (images.Image, error) { return images.Argo(w, workflowController, argoVersion) }},
 		{"opensearch", []string{in.RootFS + ".complete", in.Home, in.JDK, filepath.Join(hack, "opensearch-docker-entrypoint.sh"), filepath.Join(hack, "nofile-shim.c"),
 			filepath.Join(root, "hack", "opensearch", "opensearch-keystore"), filepath.Join(root, "hack", "opensearch", "Keystore.java")},
 			func(w string) (images.Image, error) { return images.OpenSearch(root, w, in) }},
@@ -158,6 +207,93 @@ func (s *Sandbox) importImages() error {
 		}
 	}
 	return nil
+}
+
+// buildArgo builds Argo Workflows at the pinned version, or finds it built.
+func (s *Sandbox) buildArgo() error {
+	cmd := exec.Command("bash", filepath.Join(s.root, "hack", "install-argo.sh"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("hack/install-argo.sh: %w\n%s", err, stderr.String())
+	}
+	s.argo = strings.TrimSpace(string(out))
+	return nil
+}
+
+// ArgoNamespace is where Argo Workflows' controller runs, as Argo's install guide has it.
+const ArgoNamespace = "argo"
+
+// installArgo installs Argo Workflows from its release manifest (install.yaml, which is
+// `kustomize build manifests/cluster-install` of the pinned module): its CRDs, the workflow
+// controller's Deployment, ServiceAccount and RBAC, with the images built here, and
+// hack/argo/'s ConfigMap in place of the install's empty one. The argo-server (UI and API)
+// is left out: nothing here uses it, and its image is not built.
+func (s *Sandbox) installArgo() error {
+	ctx := context.Background()
+	raw, err := os.ReadFile(filepath.Join(s.argo, "install.yaml"))
+	if err != nil {
+		return err
+	}
+	objs, err := decodeAll(raw)
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", filepath.Join(s.argo, "install.yaml"), err)
+	}
+	var config unstructured.Unstructured
+	if err := s.decode(filepath.Join("hack", "argo", "workflow-controller-configmap.yaml"), &config.Object); err != nil {
+		return err
+	}
+	version := filepath.Base(s.argo)
+	install := []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ArgoNamespace}}}}
+	for _, obj := range objs {
+		switch {
+		case strings.HasPrefix(obj.GetName(), "argo-server"):
+			continue
+		case obj.GetKind() == "ConfigMap" && obj.GetName() == config.GetName():
+			obj = &config
+		case obj.GetKind() == "Deployment" && obj.GetName() == "workflow-controller":
+			if obj, err = controllerDeployment(obj, version); err != nil {
+				return err
+			}
+		}
+		install = append(install, obj)
+	}
+	if err := s.create(ctx, ArgoNamespace, install); err != nil {
+		return err
+	}
+	return s.waitAvailable(ctx, ArgoNamespace, "workflow-controller")
+}
+
+// controllerDeployment is the workflow controller's Deployment running the images built
+// here: its own, and argoexec as the executor every step pod starts with.
+func controllerDeployment(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+	var d appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+		return nil, err
+	}
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.Image, c.ImagePullPolicy = images.ArgoRef("workflow-controller", version), corev1.PullIfNotPresent
+	c.Args = append(c.Args, "--executor-image="+images.ArgoRef("argoexec", version), "--executor-image-pull-policy=IfNotPresent")
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&d)
+	return &unstructured.Unstructured{Object: out}, err
+}
+
+// decodeAll decodes a multi-document YAML file, skipping empty documents.
+func decodeAll(raw []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var obj unstructured.Unstructured
+		if err := dec.Decode(&obj.Object); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			out = append(out, &obj)
+		}
+	}
 }
 
 // installChart does what `helm install vp charts/vectorpilot -n vectorpilot-system` does
@@ -184,21 +320,41 @@ func (s *Sandbox) installChart() error {
 	if err != nil {
 		return err
 	}
+	var install []*unstructured.Unstructured
 	for _, obj := range objs {
-		if obj.GetKind() == "CustomResourceDefinition" {
-			continue // the control plane has them already (the same files)
+		if obj.GetKind() != "CustomResourceDefinition" { // the control plane has them already (the same files)
+			install = append(install, obj)
 		}
-		if obj.GetNamespace() == "" && namespaced(obj) {
-			obj.SetNamespace(OperatorNamespace)
+	}
+	if err := s.create(ctx, OperatorNamespace, install); err != nil {
+		return err
+	}
+	return s.waitAvailable(ctx, OperatorNamespace, OperatorDeployment())
+}
+
+// create creates objs in order, the namespaced ones in namespace unless they name one.
+func (s *Sandbox) create(ctx context.Context, namespace string, objs []*unstructured.Unstructured) error {
+	for _, obj := range objs {
+		namespaced, err := s.Client.IsObjectNamespaced(obj)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		if obj.GetNamespace() == "" && namespaced {
+			obj.SetNamespace(namespace)
 		}
 		if err := s.Client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
+	return nil
+}
+
+// waitAvailable waits up to three minutes for a Deployment's Available condition.
+func (s *Sandbox) waitAvailable(ctx context.Context, namespace, name string) error {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		var d appsv1.Deployment
-		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: OperatorNamespace, Name: OperatorDeployment()}, &d); err == nil {
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err == nil {
 			for _, c := range d.Status.Conditions {
 				if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
 					return nil
@@ -207,15 +363,7 @@ func (s *Sandbox) installChart() error {
 		}
 		time.Sleep(time.Second)
 	}
-	return fmt.Errorf("operator Deployment not available after 3m\nkubelet:\n%s", s.Cluster.LogTail("kubelet", 40))
-}
-
-func namespaced(obj *unstructured.Unstructured) bool {
-	switch obj.GetKind() {
-	case "ClusterRole", "ClusterRoleBinding", "Namespace", "CustomResourceDefinition":
-		return false
-	}
-	return true
+	return fmt.Errorf("deployment %s/%s not available after 3m\nkubelet:\n%s", namespace, name, s.Cluster.LogTail("kubelet", 40))
 }
 
 // Get is an HTTP GET that wants 200 and returns the body.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,9 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/argoproj/argo-workflows/v3/workflow/templateresolution"
 	"github.com/argoproj/argo-workflows/v3/workflow/validate"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -81,6 +84,43 @@ func TestTemplatesPassArgoLint(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorStepsHaveAWritableTmp: the operator binary links controller-runtime's envtest
+// (for `vectorpilot dev`), whose package init makes a folder in the user's cache folder or
+// else /tmp and panics when neither is writable. So every step that runs the operator image
+// on a read-only root filesystem mounts a volume at /tmp (the sweep's report step did not,
+// and exited 2 at start on the real node).
+func TestOperatorStepsHaveAWritableTmp(t *testing.T) {
+	for name, tmpl := range load(t) {
+		for _, step := range tmpl.Spec.Templates {
+			var containers []corev1.Container
+			if step.Container != nil {
+				containers = append(containers, *step.Container)
+			}
+			if step.Script != nil {
+				containers = append(containers, step.Script.Container)
+			}
+			var shared []corev1.VolumeMount
+			if step.ContainerSet != nil {
+				shared = step.ContainerSet.VolumeMounts
+				for _, c := range step.ContainerSet.Containers {
+					containers = append(containers, c.Container)
+				}
+			}
+			for _, c := range containers {
+				if c.Image != operatorImage || c.SecurityContext == nil || !ptr.Deref(c.SecurityContext.ReadOnlyRootFilesystem, false) {
+					continue
+				}
+				if !slices.ContainsFunc(append(shared, c.VolumeMounts...), func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" }) {
+					t.Errorf("%s: template %s, container %q runs the operator image on a read-only root filesystem without a volume at /tmp", name, step.Name, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// operatorImage is how the templates name the operator image.
+const operatorImage = "{{workflow.parameters.image}}"
 
 // TestSubmittedWorkflowsValidate: the Workflow the operator builds for a run, from each
 // template, names every parameter the template needs and passes Argo's validation.
