@@ -32,7 +32,7 @@ ldflags="-s -w -X $module.version=$ARGO_WORKFLOWS_VERSION"
 for cmd in workflow-controller argoexec; do
   (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$cmd" "./cmd/$cmd")
 done
-[ -x "$BIN_DIR/kustomize" ] || "$(dirname "$0")/install-tools.sh"
+[ -x "$BIN_DIR/kustomize" ] || "$(dirname "$0")/install-tools.sh" >&2
 "$BIN_DIR/kustomize" build "$src/manifests/cluster-install" >"$out/install.yaml"
 touch "$out/.complete"
 log "Argo Workflows ready in $out"

@@ -92,7 +92,10 @@ table=$(components)
 
 log "fetching OpenSearch $OPENSEARCH_VERSION and k-NN $KNN_VERSION from Maven Central"
 write_poms
-(cd "$stage/pom" && mvn -q -B dependency:copy-dependencies) || die "Maven could not fetch the OpenSearch artifacts (see above)"
+# Maven's output goes to stderr: callers read this script's stdout as the home's path (quiet
+# Maven still writes colour resets there, which made hack/opensearch.sh's classpath
+# "\e[0m…/lib/*" on a cold install: ClassNotFoundException at the first start).
+(cd "$stage/pom" && mvn -q -B dependency:copy-dependencies >&2) || die "Maven could not fetch the OpenSearch artifacts (see above)"
 
 h="$stage/home"
 while IFS='|' read -r folder classname extended _; do

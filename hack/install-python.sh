@@ -13,7 +13,8 @@ want=$(sha256sum "$requirements" | cut -d' ' -f1)
 if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
   log "installing ${requirements#"$ROOT_DIR"/} into $venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+  # stdout is the venv's path (callers read it): pip's output goes to stderr.
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements" >&2
   echo "$want" >"$venv/.requirements.sha256"
 fi
 echo "$venv"
