@@ -31,6 +31,7 @@ real-parts:
 	hack/install-nginx.sh >/dev/null
 	hack/install-python.sh hack/requirements-osb.txt venv-osb >/dev/null
 	hack/install-argo.sh >/dev/null
+	hack/install-prometheus-operator.sh >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies
 manifests: tools

@@ -8,7 +8,7 @@ require (
 	github.com/google/go-containerregistry v0.20.6
 	github.com/grafana/grafana-foundation-sdk/go v0.0.18
 	github.com/opensearch-project/opensearch-go/v4 v4.8.1
-	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.94.1
+	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.93.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.0

@@ -13,8 +13,6 @@ out="$BIN_DIR/argo/$ARGO_WORKFLOWS_VERSION"
 
 module=github.com/argoproj/argo-workflows/v3
 log "building Argo Workflows $ARGO_WORKFLOWS_VERSION (workflow-controller, argoexec) from the module proxy"
-dir=$(cd "$ROOT_DIR" && GOFLAGS=-mod=mod go mod download -json "$module@$ARGO_WORKFLOWS_VERSION" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
-[ -d "$dir" ] || die "go mod download $module@$ARGO_WORKFLOWS_VERSION gave no folder"
 
 # A writable copy: upstream's workflow/executor/osspecific/signal_linux.go is a symlink to
 # signal_darwin.go, and module zips drop symlinks, so argoexec does not build from the
@@ -22,7 +20,7 @@ dir=$(cd "$ROOT_DIR" && GOFLAGS=-mod=mod go mod download -json "$module@$ARGO_WO
 rm -rf "$out" && mkdir -p "$out"
 src=$(mktemp -d "$BIN_DIR/argo/src-XXXXXX")
 trap 'chmod -R u+w "$src" 2>/dev/null; rm -rf "$src"' EXIT
-cp -r "$dir/." "$src" && chmod -R u+w "$src"
+module_source "$module" "$ARGO_WORKFLOWS_VERSION" "$src"
 osspecific="$src/workflow/executor/osspecific"
 [ -e "$osspecific/signal_linux.go" ] || ln -s signal_darwin.go "$osspecific/signal_linux.go"
 

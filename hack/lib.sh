@@ -34,3 +34,13 @@ deb_binary() {
   mv "$dest.tmp" "$dest"
   rm -rf "$tmp"
 }
+
+# module_source copies a Go module's source from the module proxy into dest, writable: for
+# builds that must change it first (a symlink the module zip dropped, a replace directive
+# naming a nested module the zip leaves out).
+module_source() {
+  local module=$1 version=$2 dest=$3 dir
+  dir=$(cd "$ROOT_DIR" && GOFLAGS=-mod=mod go mod download -json "$module@$version" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$dir" ] || die "go mod download $module@$version gave no folder"
+  cp -r "$dir/." "$dest" && chmod -R u+w "$dest"
+}

@@ -35,12 +35,15 @@ func TestVersionsHaveOneHome(t *testing.T) {
 	}
 	helm := regexp.MustCompile(`helm\.sh/helm/v3 (v\S+)`).FindStringSubmatch(string(gomod))
 	argo := regexp.MustCompile(`github\.com/argoproj/argo-workflows/v3 (v\S+)`).FindStringSubmatch(string(gomod))
+	monitoring := regexp.MustCompile(`github\.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring (v\S+)`).FindStringSubmatch(string(gomod))
 	for _, c := range []struct{ where, have, pin string }{
 		{"devenv.DefaultKubeVersion", devenv.DefaultKubeVersion, "KUBE_VERSION"},
 		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
 		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
 		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
 		{"go.mod github.com/argoproj/argo-workflows/v3", argo[1], "ARGO_WORKFLOWS_VERSION"},
+		{"go.mod github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", monitoring[1], "PROMETHEUS_OPERATOR_VERSION"},
+		{"sandbox.PrometheusVersion", sandbox.PrometheusVersion, "PROMETHEUS_VERSION"},
 		{"conform.ArgoCDVersion", conform.ArgoCDVersion, "ARGOCD_VERSION"},
 		{"conform.FluxKustomizeControllerVersion", conform.FluxKustomizeControllerVersion, "FLUX_KUSTOMIZE_CONTROLLER_VERSION"},
 		{"conform.FluxSourceControllerVersion", conform.FluxSourceControllerVersion, "FLUX_SOURCE_CONTROLLER_VERSION"},

@@ -50,6 +50,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease; the pod's namespace when empty")
 	f.StringVar(&opts.watchNamespace, "watch-namespace", "", "watch only this namespace (namespaced install); all namespaces when empty")
 	f.DurationVar(&opts.controllers.SnapshotStallTimeout, "snapshot-stall-timeout", 30*time.Minute, "abort a running snapshot whose shards and bytes done have not moved for this long")
+	f.DurationVar(&opts.controllers.MetricsInterval, "opensearch-stats-interval", 30*time.Second, "how often the metrics read OpenSearch's statistics (search counters, node CPU, heap, k-NN, snapshots); scraping the metrics faster only repeats samples")
 	f.Int64Var(&opts.controllers.LocalBenchmarkMaxBytes, "local-benchmark-max-bytes", 256<<20, "most bytes of vectors a Local BenchmarkRun may hold in the operator's memory")
 	f.StringVar(&opts.controllers.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the operator's pods, which managed clusters' NetworkPolicies admit (POD_NAMESPACE from the downward API by default)")
 	f.StringSliceVar(&opts.controllers.BenchmarkImages, "benchmark-allowed-images", nil, "images an Argo BenchmarkRun may set as spec.runner.image (an entry ending in * matches by prefix); none by default")

@@ -57,6 +57,16 @@ const (
 	rate     = "[$__rate_interval]"
 )
 
+// meanQueryLatency is the time in the query phase per shard-level query, by the labels in
+// by. Undefined without queries (0/0 would draw NaN): shown only where queries ran, and the
+// panel says why it is empty otherwise.
+func meanQueryLatency(title string, width uint32, by, selector, legend string) *timeseries.PanelBuilder {
+	queries := `sum by (` + by + `) (rate(vectorpilot_index_search_queries_total` + selector + rate + `))`
+	return series(title, "s", "Time in the query phase per shard-level query.", width,
+		query(`sum by (`+by+`) (rate(vectorpilot_index_search_query_seconds_total`+selector+rate+`)) / (`+queries+` > 0)`, legend)).
+		NoValue("no queries")
+}
+
 func fleet() *dashboard.DashboardBuilder {
 	return base("vectorpilot-fleet", "vectorpilot / Fleet overview", "Every SearchCluster and VectorIndex vectorpilot manages.").
 		WithVariable(variable("namespace", "Namespace", "vectorpilot_cluster_reachable", "")).
@@ -69,8 +79,7 @@ func fleet() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Traffic")).
 		WithPanel(series("Search rate by index", "reqps", "Shard-level query phases per second.", 12,
 			query(`sum by (namespace, index) (rate(vectorpilot_index_search_queries_total`+sel+rate+`))`, "{{namespace}}/{{index}}"))).
-		WithPanel(series("Mean query phase latency by index", "s", "Time in the query phase per shard-level query.", 12,
-			query(`sum by (namespace, index) (rate(vectorpilot_index_search_query_seconds_total`+sel+rate+`)) / sum by (namespace, index) (rate(vectorpilot_index_search_queries_total`+sel+rate+`))`, "{{namespace}}/{{index}}"))).
+		WithPanel(meanQueryLatency("Mean query phase latency by index", 12, "namespace, index", sel, "{{namespace}}/{{index}}")).
 		WithRow(dashboard.NewRowBuilder("Nodes")).
 		WithPanel(series("Node CPU", "percent", "CPU of each OpenSearch process.", 8, query(`vectorpilot_node_cpu_percent`+sel, "{{cluster}}/{{node}}"))).
 		WithPanel(series("JVM heap used", "percentunit", "Heap in use over heap maximum.", 8,
@@ -93,8 +102,7 @@ func index() *dashboard.DashboardBuilder {
 			TitleFormat("slice setting changed").TextFormat("{{namespace}}/{{index}}").Step("1m")).
 		WithRow(dashboard.NewRowBuilder("Traffic and latency")).
 		WithPanel(series("Search rate", "reqps", "Shard-level query phases per second.", 8, query(`sum by (index) (rate(vectorpilot_index_search_queries_total`+selIndex+rate+`))`, "{{index}}"))).
-		WithPanel(series("Mean query phase latency", "s", "Time in the query phase per shard-level query.", 8,
-			query(`sum by (index) (rate(vectorpilot_index_search_query_seconds_total`+selIndex+rate+`)) / sum by (index) (rate(vectorpilot_index_search_queries_total`+selIndex+rate+`))`, "{{index}}"))).
+		WithPanel(meanQueryLatency("Mean query phase latency", 8, "index", selIndex, "{{index}}")).
 		// Undefined without lookups (0/0 would draw NaN): the ratio is shown only where the
 		// cache was consulted, and the panel says why it is empty otherwise.
 		WithPanel(series("Query cache hit ratio", "percentunit", "Hits over lookups of the index's query cache; k-NN queries alone do not consult it.", 8,

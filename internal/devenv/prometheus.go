@@ -12,6 +12,7 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 // Prometheus is a real Prometheus server (Debian's package) on a loopback port, scraping
@@ -25,8 +26,11 @@ type Prometheus struct {
 	cmd *exec.Cmd
 }
 
-// StartPrometheus starts bin/prometheus scraping target (host:port, path /metrics) every
-// second and evaluating the rule files every second.
+// PrometheusScrapeInterval is how often StartPrometheus's server scrapes and evaluates.
+const PrometheusScrapeInterval = time.Second
+
+// StartPrometheus starts bin/prometheus scraping target (host:port, path /metrics) and
+// evaluating the rule files every PrometheusScrapeInterval.
 func StartPrometheus(root, target string, ruleFiles ...string) (*Prometheus, error) {
 	bin := filepath.Join(root, "bin", "prometheus")
 	if _, err := os.Stat(bin); err != nil {
@@ -47,12 +51,12 @@ func StartPrometheus(root, target string, ruleFiles ...string) (*Prometheus, err
 	if err != nil {
 		return nil, err
 	}
-	config := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
+	config := fmt.Sprintf(`global: {scrape_interval: %s, evaluation_interval: %[1]s}
 rule_files: %s
 scrape_configs:
 - job_name: vectorpilot
   static_configs: [{targets: [%q]}]
-`, rules, target)
+`, model.Duration(PrometheusScrapeInterval), rules, target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,11 @@ const (
 	OpenSearchTag = "vectorpilot.local/opensearch-e2e"
 	// ArgoRepository prefixes the Argo Workflows images (ArgoRef).
 	ArgoRepository = "vectorpilot.local/argoproj/"
+	// PrometheusOperatorRepository prefixes the Prometheus Operator's images (operator,
+	// prometheus-config-reloader), PrometheusRepository the Prometheus server's, as quay.io's
+	// prometheus-operator/ and prometheus/ do.
+	PrometheusOperatorRepository = "vectorpilot.local/prometheus-operator/"
+	PrometheusRepository         = "vectorpilot.local/prometheus/"
 )
 
 // ArgoRef is the ref of one of Argo Workflows' images (workflow-controller, argoexec) at a
@@ -176,27 +181,31 @@ func nonrootBase(work string) (string, error) {
 	return layer, err
 }
 
-// Argo builds one of Argo Workflows' images as upstream's Dockerfile does (its nonroot
-// targets): the static binary at /bin/<name>, owned by and run as uid 8737, on the base
+// Static builds the image of one static Go binary as the Argo Workflows and Prometheus
+// projects' Dockerfiles do: the binary at /bin/<name>, owned by and run as uid, on the base
 // distroless/static gives (passwd, CA certificates, /tmp), the binary as entrypoint.
-func Argo(work, binary, version string) (Image, error) {
+func Static(work, binary, ref string, uid int) (Image, error) {
 	base, err := nonrootBase(work)
 	if err != nil {
 		return Image{}, err
 	}
 	name := filepath.Base(binary)
 	layer := filepath.Join(work, name+".tar")
-	if err := WriteLayer(layer, Tree{Source: binary, Target: "bin/" + name, Owner: &Owner{UID: argoUID}, Mode: 0o755}); err != nil {
+	if err := WriteLayer(layer, Tree{Source: binary, Target: "bin/" + name, Owner: &Owner{UID: uid}, Mode: 0o755}); err != nil {
 		return Image{}, err
 	}
-	return Image{Ref: ArgoRef(name, version), Layers: []string{base, layer}, Config: v1.Config{
-		User: strconv.Itoa(argoUID), Entrypoint: []string{name},
+	return Image{Ref: ref, Layers: []string{base, layer}, Config: v1.Config{
+		User: strconv.Itoa(uid), Entrypoint: []string{name},
 		Env: nonrootEnv,
 	}}, nil
 }
 
-// argoUID is the user upstream's Argo images run as.
-const argoUID = 8737
+// ArgoUID is the user upstream's Argo Workflows images run as; NobodyUID the one the
+// Prometheus and Prometheus Operator images run as.
+const (
+	ArgoUID   = 8737
+	NobodyUID = 65534
+)
 
 // Pause builds the sandbox image: hack/images/pause.c compiled static, alone in its image.
 func Pause(root, work string) (Image, error) {

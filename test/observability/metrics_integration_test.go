@@ -7,13 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +28,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
-	"github.com/vectorpilot/vectorpilot/internal/dashboards"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -138,7 +132,7 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		_, _ = osClient.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", make([]float32, 8), 1))
 	}
-	checkPanels(t, prom)
+	vptest.CheckPanels(t, prom.API, devenv.PrometheusScrapeInterval, nil)
 
 	// The shipped alert rules (their `for` dropped) on real conditions: a policy that stops
 	// taking snapshots, and an index whose SearchCluster goes away; each fires, then
@@ -198,194 +192,6 @@ func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[
 	t.Logf("%s: condition at %s, firing at %s (+%s), cleared then resolved at %s (+%s)", alert,
 		caused.Format("15:04:05"), fired.Format("15:04:05"), fired.Sub(caused).Round(time.Second),
 		resolved.Format("15:04:05"), resolved.Sub(fired).Round(time.Second))
-}
-
-// rateInterval stands for Grafana's $__rate_interval: four scrape intervals and more.
-const rateInterval = "15s"
-
-// checkPanels runs every target of every dashboard under dashboards/ and wants each to
-// return at least one series, every value finite — or, for a panel that declares what
-// empty means (noValue), nothing; it logs the table panel → series → sample value.
-func checkPanels(t *testing.T, prom *devenv.Prometheus) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testsupport.Root(t), "dashboards", "*.json"))
-	must(t, err)
-	// The metrics' types as Prometheus learnt them from the scrape.
-	metadata, err := prom.API.Metadata(t.Context(), "", "")
-	must(t, err)
-	types := map[string]string{}
-	for name, m := range metadata {
-		if len(m) > 0 {
-			types[name] = string(m[0].Type)
-		}
-	}
-	var table strings.Builder
-	fmt.Fprintf(&table, "%-12s %-52s %-11s %6s %s\n", "dashboard", "panel", "unit", "series", "sample")
-	for _, f := range files {
-		var d struct {
-			Templating struct {
-				List []struct {
-					Name  string `json:"name"`
-					Type  string `json:"type"`
-					Query any    `json:"query"`
-				} `json:"list"`
-			} `json:"templating"`
-			Panels []struct {
-				Title       string `json:"title"`
-				FieldConfig struct {
-					Defaults struct {
-						Unit       string `json:"unit"`
-						NoValue    string `json:"noValue"`
-						Thresholds struct {
-							Steps []struct {
-								Value *float64 `json:"value"`
-							} `json:"steps"`
-						} `json:"thresholds"`
-					} `json:"defaults"`
-				} `json:"fieldConfig"`
-				Targets []struct {
-					Expr         string `json:"expr"`
-					LegendFormat string `json:"legendFormat"`
-				} `json:"targets"`
-			} `json:"panels"`
-		}
-		raw, err := os.ReadFile(f)
-		must(t, err)
-		must(t, json.Unmarshal(raw, &d))
-		vars := map[string]string{"__rate_interval": rateInterval}
-		for _, v := range d.Templating.List {
-			if v.Type != "query" {
-				continue
-			}
-			q, _ := v.Query.(string)
-			vars[v.Name] = resolveVariable(t, prom, expand(q, vars))
-		}
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		for _, p := range d.Panels {
-			last := math.Inf(-1)
-			for _, step := range p.FieldConfig.Defaults.Thresholds.Steps {
-				if step.Value != nil && *step.Value < last {
-					t.Errorf("%s / %s: threshold steps out of order (%g after %g)", name, p.Title, *step.Value, last)
-				}
-				if step.Value != nil {
-					last = *step.Value
-				}
-			}
-			for _, target := range p.Targets {
-				if target.Expr == "" {
-					continue
-				}
-				for _, problem := range dashboards.CheckTarget(p.FieldConfig.Defaults.Unit, target.Expr, types) {
-					t.Errorf("%s / %s: %s (%s)", name, p.Title, problem, target.Expr)
-				}
-				for _, u := range dashboards.Metrics(target.Expr) {
-					if types[u.Metric] == "" {
-						t.Errorf("%s / %s: Prometheus has no type for %s, so its use cannot be judged", name, p.Title, u.Metric)
-					}
-				}
-				expr := expand(target.Expr, vars)
-				samples, err := instantQuery(t, prom, expr)
-				sample := "—"
-				switch {
-				case err != nil:
-					t.Errorf("%s / %s: %v", name, p.Title, err)
-				case len(samples) == 0 && p.FieldConfig.Defaults.NoValue != "":
-					// The panel says what empty means (a quantity undefined under this load).
-					sample = "«" + p.FieldConfig.Defaults.NoValue + "»"
-				case len(samples) == 0:
-					t.Errorf("%s / %s: No data from %s", name, p.Title, expr)
-				default:
-					sample = strconv.FormatFloat(float64(samples[0].Value), 'g', 4, 64)
-					var values []float64
-					for _, s := range samples {
-						if v := float64(s.Value); math.IsNaN(v) || math.IsInf(v, 0) {
-							t.Errorf("%s / %s: %v for %v from %s", name, p.Title, v, s.Metric, expr)
-						}
-						values = append(values, float64(s.Value))
-						// The legend names labels the series really carry, or Grafana draws
-						// them blank (and every line of the panel alike).
-						for _, l := range dashboards.LegendLabels(target.LegendFormat) {
-							if s.Metric[model.LabelName(l)] == "" {
-								t.Errorf("%s / %s: legend %q names %s, which series %v lacks", name, p.Title, target.LegendFormat, l, s.Metric)
-							}
-						}
-					}
-					for _, problem := range dashboards.CheckValues(p.FieldConfig.Defaults.Unit, values) {
-						t.Errorf("%s / %s: %s (%s)", name, p.Title, problem, expr)
-					}
-				}
-				fmt.Fprintf(&table, "%-12s %-52.52s %-11s %6d %s\n", name, p.Title, p.FieldConfig.Defaults.Unit, len(samples), sample)
-			}
-		}
-	}
-	t.Logf("dashboard panels against a real Prometheus:\n%s", table.String())
-	// The alert rules read the same metrics: no counter without rate, no rate over a gauge.
-	for _, g := range vptest.LoadRules(t).Spec.Groups {
-		for _, r := range g.Rules {
-			for _, problem := range dashboards.CheckTarget("", r.Expr.String(), types) {
-				t.Errorf("alert %s: %s (%s)", r.Alert, problem, r.Expr.String())
-			}
-		}
-	}
-}
-
-// resolveVariable answers a Grafana label_values(selector, label) variable: the label's
-// values among the selected series, as a regular expression of all of them (Grafana's
-// "All").
-func resolveVariable(t *testing.T, prom *devenv.Prometheus, query string) string {
-	t.Helper()
-	inner, ok := strings.CutPrefix(query, "label_values(")
-	if !ok {
-		t.Fatalf("variable query %q is not label_values(...)", query)
-	}
-	inner = strings.TrimSuffix(inner, ")")
-	i := strings.LastIndex(inner, ",")
-	selector, label := strings.TrimSpace(inner[:i]), strings.TrimSpace(inner[i+1:])
-	samples, err := instantQuery(t, prom, selector)
-	must(t, err)
-	seen := map[string]bool{}
-	var values []string
-	for _, s := range samples {
-		if v := string(s.Metric[model.LabelName(label)]); v != "" && !seen[v] {
-			seen[v] = true
-			values = append(values, regexp.QuoteMeta(v))
-		}
-	}
-	if len(values) == 0 {
-		t.Errorf("variable %s has no values (%s)", label, query)
-		return ".*"
-	}
-	sort.Strings(values)
-	return strings.Join(values, "|")
-}
-
-// instantQuery runs an instant query; a scalar answer is one sample without labels.
-func instantQuery(t *testing.T, prom *devenv.Prometheus, expr string) (model.Vector, error) {
-	t.Helper()
-	value, _, err := prom.API.Query(t.Context(), expr, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", expr, err)
-	}
-	switch v := value.(type) {
-	case model.Vector:
-		return v, nil
-	case *model.Scalar:
-		return model.Vector{{Value: v.Value, Timestamp: v.Timestamp}}, nil
-	}
-	return nil, fmt.Errorf("query %s: a %s answer", expr, value.Type())
-}
-
-// expand fills in $name variables, longest names first.
-func expand(expr string, vars map[string]string) string {
-	names := make([]string, 0, len(vars))
-	for n := range vars {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
-	for _, n := range names {
-		expr = strings.ReplaceAll(expr, "$"+n, vars[n])
-	}
-	return expr
 }
 
 // scrape reads the metrics endpoint and returns the metric names it serves.

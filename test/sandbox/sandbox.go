@@ -43,6 +43,10 @@ const (
 	Release = "vp"
 	// OpenSearchVersion is the version of the OpenSearch image the harness builds.
 	OpenSearchVersion = "3.6.0"
+	// PrometheusVersion is the Prometheus the Prometheus Operator deploys here.
+	PrometheusVersion = "v3.13.1"
+	// PrometheusImage is that Prometheus's image, built here.
+	PrometheusImage = images.PrometheusRepository + "prometheus:" + PrometheusVersion
 )
 
 // Sandbox is a running node with the operator installed.
@@ -58,6 +62,9 @@ type Sandbox struct {
 	root string
 	// argo is hack/install-argo.sh's folder: Argo Workflows' binaries and install.yaml.
 	argo string
+	// prometheusOperator is hack/install-prometheus-operator.sh's folder: the operator's,
+	// its config reloader's and Prometheus's binaries, and the operator's bundle.yaml.
+	prometheusOperator string
 }
 
 // Up starts the node, builds (or takes from bin/images) and imports the images, and installs
@@ -90,11 +97,18 @@ func Up(log io.Writer) (*Sandbox, error) {
 			fmt.Fprintf(log, "sandbox: the node's CPU labels show %s\n", s.NodeSIMD)
 			return nil
 		}},
-		{"Argo Workflows built (or cached)", s.buildArgo},
+		{"Argo Workflows built (or cached)", func() (err error) { s.argo, err = s.install("install-argo.sh"); return err }},
+		{"Prometheus Operator built (or cached)", func() (err error) {
+			s.prometheusOperator, err = s.install("install-prometheus-operator.sh")
+			return err
+		}},
 		{"images built (or cached) and imported", s.importImages},
 		// Before the operator: it follows Workflows only if their kind is served when it starts.
 		{"Argo's workflow controller available", s.installArgo},
+		// Before the chart: its ServiceMonitor and PrometheusRule need their kinds served.
+		{"Prometheus Operator available", s.installPrometheusOperator},
 		{"operator Deployment available", s.installChart},
+		{"Prometheus created", s.createPrometheus},
 	}
 	for _, step := range steps {
 		start = time.Now()
@@ -166,7 +180,7 @@ func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
 func OperatorDeployment() string { return Release + "-vectorpilot" }
 
 // importImages builds (once per input change, cached in bin/images) and imports the pause,
-// operator, Argo Workflows and OpenSearch images.
+// operator, Argo Workflows, Prometheus Operator, Prometheus and OpenSearch images.
 func (s *Sandbox) importImages() error {
 	root := s.root
 	hack := filepath.Join(root, "hack", "images")
@@ -182,6 +196,7 @@ func (s *Sandbox) importImages() error {
 		Version: OpenSearchVersion,
 	}
 	argoexec, workflowController, argoVersion := filepath.Join(s.argo, "argoexec"), filepath.Join(s.argo, "workflow-controller"), filepath.Base(s.argo)
+	promOperator, reloader, prometheus := filepath.Join(s.prometheusOperator, "operator"), filepath.Join(s.prometheusOperator, "prometheus-config-reloader"), filepath.Join(s.prometheusOperator, "prometheus")
 	goSources := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"), filepath.Join(root, "Dockerfile"),
 		filepath.Join(root, "api"), filepath.Join(root, "cmd"), filepath.Join(root, "controllers"), filepath.Join(root, "internal")}
 	builds := []struct {
@@ -191,8 +206,21 @@ func (s *Sandbox) importImages() error {
 	}{
 		{"pause", []string{filepath.Join(hack, "pause.c")}, func(w string) (images.Image, error) { return images.Pause(root, w) }},
 		{"operator", goSources, func(w string) (images.Image, error) { return images.Operator(root, w) }},
-		{"argoexec", []string{argoexec}, func(w string) (images.Image, error) { return images.Argo(w, argoexec, argoVersion) }},
-		{"workflow-controller", []string{workflowController}, func(w string) (images.Image, error) { return images.Argo(w, workflowController, argoVersion) }},
+		{"argoexec", []string{argoexec}, func(w string) (images.Image, error) {
+			return images.Static(w, argoexec, images.ArgoRef("argoexec", argoVersion), images.ArgoUID)
+		}},
+		{"workflow-controller", []string{workflowController}, func(w string) (images.Image, error) {
+			return images.Static(w, workflowController, images.ArgoRef("workflow-controller", argoVersion), images.ArgoUID)
+		}},
+		{"prometheus-operator", []string{promOperator}, func(w string) (images.Image, error) {
+			return images.Static(w, promOperator, s.prometheusOperatorRef("prometheus-operator"), images.NobodyUID)
+		}},
+		{"prometheus-config-reloader", []string{reloader}, func(w string) (images.Image, error) {
+			return images.Static(w, reloader, s.prometheusOperatorRef("prometheus-config-reloader"), images.NobodyUID)
+		}},
+		{"prometheus", []string{prometheus}, func(w string) (images.Image, error) {
+			return images.Static(w, prometheus, PrometheusImage, images.NobodyUID)
+		}},
 		{"opensearch", []string{in.RootFS + ".complete", in.Home, in.JDK, filepath.Join(hack, "opensearch-docker-entrypoint.sh"), filepath.Join(hack, "nofile-shim.c"),
 			filepath.Join(root, "hack", "opensearch", "opensearch-keystore"), filepath.Join(root, "hack", "opensearch", "Keystore.java")},
 			func(w string) (images.Image, error) { return images.OpenSearch(root, w, in) }},
@@ -209,17 +237,17 @@ func (s *Sandbox) importImages() error {
 	return nil
 }
 
-// buildArgo builds Argo Workflows at the pinned version, or finds it built.
-func (s *Sandbox) buildArgo() error {
-	cmd := exec.Command("bash", filepath.Join(s.root, "hack", "install-argo.sh"))
+// install runs one of hack/'s install scripts, which builds a real part at its pinned
+// version or finds it built, and returns the folder it prints.
+func (s *Sandbox) install(script string) (string, error) {
+	cmd := exec.Command("bash", filepath.Join(s.root, "hack", script))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("hack/install-argo.sh: %w\n%s", err, stderr.String())
+		return "", fmt.Errorf("hack/%s: %w\n%s", script, err, stderr.String())
 	}
-	s.argo = strings.TrimSpace(string(out))
-	return nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // ArgoNamespace is where Argo Workflows' controller runs, as Argo's install guide has it.
@@ -279,6 +307,88 @@ func controllerDeployment(obj *unstructured.Unstructured, version string) (*unst
 	return &unstructured.Unstructured{Object: out}, err
 }
 
+// prometheusOperatorRef is the ref of one of the Prometheus Operator's images built here.
+func (s *Sandbox) prometheusOperatorRef(name string) string {
+	return images.PrometheusOperatorRepository + name + ":" + filepath.Base(s.prometheusOperator)
+}
+
+// PrometheusOperatorNamespace is where the Prometheus Operator's bundle installs it.
+const PrometheusOperatorNamespace = "default"
+
+// installPrometheusOperator installs the Prometheus Operator from its release manifest
+// (bundle.yaml of the pinned module: its CRDs, Deployment, ServiceAccount and RBAC) with the
+// images built here: its own, and the config reloader it adds to every Prometheus pod.
+func (s *Sandbox) installPrometheusOperator() error {
+	ctx := context.Background()
+	bundle := filepath.Join(s.prometheusOperator, "bundle.yaml")
+	raw, err := os.ReadFile(bundle)
+	if err != nil {
+		return err
+	}
+	objs, err := decodeAll(raw)
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", bundle, err)
+	}
+	for i, obj := range objs {
+		if obj.GetKind() != "Deployment" || obj.GetName() != "prometheus-operator" {
+			continue
+		}
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+			return err
+		}
+		c := &d.Spec.Template.Spec.Containers[0]
+		c.Image, c.ImagePullPolicy = s.prometheusOperatorRef("prometheus-operator"), corev1.PullIfNotPresent
+		for j, arg := range c.Args {
+			if strings.HasPrefix(arg, "--prometheus-config-reloader=") {
+				c.Args[j] = "--prometheus-config-reloader=" + s.prometheusOperatorRef("prometheus-config-reloader")
+			}
+		}
+		out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&d)
+		if err != nil {
+			return err
+		}
+		objs[i] = &unstructured.Unstructured{Object: out}
+	}
+	if err := s.create(ctx, PrometheusOperatorNamespace, objs); err != nil {
+		return err
+	}
+	return s.waitAvailable(ctx, PrometheusOperatorNamespace, "prometheus-operator")
+}
+
+// MonitoringNamespace is where the sandbox's Prometheus runs (hack/prometheus/).
+const MonitoringNamespace = "monitoring"
+
+// StatsInterval is how often the sandbox's operator reads OpenSearch's statistics, and so
+// how often the chart's ServiceMonitor has its metrics scraped.
+const StatsInterval = 5 * time.Second
+
+// createPrometheus creates hack/prometheus/'s Prometheus, which the Prometheus Operator
+// configures from the chart's ServiceMonitor and PrometheusRule, with the Prometheus image
+// built here; test/e2e waits for it to scrape the operator.
+func (s *Sandbox) createPrometheus() error {
+	path := filepath.Join(s.root, "hack", "prometheus", "prometheus.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	objs, err := decodeAll(raw)
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	for _, obj := range objs {
+		if obj.GetKind() == "Prometheus" {
+			if err := unstructured.SetNestedField(obj.Object, PrometheusImage, "spec", "image"); err != nil {
+				return err
+			}
+			if err := unstructured.SetNestedField(obj.Object, PrometheusVersion, "spec", "version"); err != nil {
+				return err
+			}
+		}
+	}
+	return s.create(context.Background(), MonitoringNamespace, objs)
+}
+
 // decodeAll decodes a multi-document YAML file, skipping empty documents.
 func decodeAll(raw []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
@@ -316,6 +426,10 @@ func (s *Sandbox) installChart() error {
 	if ref := fmt.Sprintf("%v:%v", image["repository"], image["tag"]); ref != images.OperatorRef {
 		return fmt.Errorf("hack/sandbox/values.yaml names the operator image %s; the harness builds %s", ref, images.OperatorRef)
 	}
+	// Here, unlike on kind, the Prometheus Operator runs: the chart's ServiceMonitor and
+	// PrometheusRule are installed too; OpenSearch's statistics are read (and so scraped)
+	// every few seconds, so test/e2e need not wait minutes for rates.
+	values["metrics"] = map[string]any{"statsInterval": StatsInterval.String(), "serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}}
 	objs, err := helmchart.Render(filepath.Join(s.root, "charts", "vectorpilot"), Release, OperatorNamespace, values)
 	if err != nil {
 		return err
