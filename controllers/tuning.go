@@ -107,11 +107,6 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		}
 		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonTuned, "Tune", "%s at %.2f clients (%s): %s", change, params.Clients, liveRate(st.LiveQueriesPerSecond), d.Reason)
 	}
-	// Both kinds' series exist from the first decision on: a kind first seen at 1 would
-	// have its first increment missed by increase() and rate().
-	for _, kind := range []string{decisionKept, decisionChanged} {
-		metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, kind)
-	}
 	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(current, d.SliceCount)).Inc()
 	vi.Status.Tuning = st
 	slices := d.SliceCount
@@ -206,17 +201,11 @@ func appliedSlices(run *indexRun) int {
 	return n
 }
 
-// The kind label of vectorpilot_tuner_decisions_total.
-const (
-	decisionKept    = "kept"
-	decisionChanged = "changed"
-)
-
 func decisionKind(from, to int) string {
 	if from == to {
-		return decisionKept
+		return "kept"
 	}
-	return decisionChanged
+	return "changed"
 }
 
 func liveRate(qps string) string {
