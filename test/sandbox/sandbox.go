@@ -137,13 +137,9 @@ func (s *Sandbox) Sample(name string, into any) error {
 // Apply creates every object of a repository file (workflows/rbac.yaml, say) in namespace,
 // as `kubectl create -n namespace -f path` does.
 func (s *Sandbox) Apply(ctx context.Context, namespace, path string) error {
-	raw, err := os.ReadFile(filepath.Join(s.root, path))
+	objs, err := decodeFile(filepath.Join(s.root, path))
 	if err != nil {
 		return err
-	}
-	objs, err := decodeAll(raw)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return s.create(ctx, namespace, objs)
 }
@@ -260,13 +256,9 @@ const ArgoNamespace = "argo"
 // is left out: nothing here uses it, and its image is not built.
 func (s *Sandbox) installArgo() error {
 	ctx := context.Background()
-	raw, err := os.ReadFile(filepath.Join(s.argo, "install.yaml"))
+	objs, err := decodeFile(filepath.Join(s.argo, "install.yaml"))
 	if err != nil {
 		return err
-	}
-	objs, err := decodeAll(raw)
-	if err != nil {
-		return fmt.Errorf("decoding %s: %w", filepath.Join(s.argo, "install.yaml"), err)
 	}
 	var config unstructured.Unstructured
 	if err := s.decode(filepath.Join("hack", "argo", "workflow-controller-configmap.yaml"), &config.Object); err != nil {
@@ -296,13 +288,19 @@ func (s *Sandbox) installArgo() error {
 // controllerDeployment is the workflow controller's Deployment running the images built
 // here: its own, and argoexec as the executor every step pod starts with.
 func controllerDeployment(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+	return withContainer(obj, func(c *corev1.Container) {
+		c.Image, c.ImagePullPolicy = images.ArgoRef("workflow-controller", version), corev1.PullIfNotPresent
+		c.Args = append(c.Args, "--executor-image="+images.ArgoRef("argoexec", version), "--executor-image-pull-policy=IfNotPresent")
+	})
+}
+
+// withContainer is a release manifest's Deployment with its first container changed by edit.
+func withContainer(obj *unstructured.Unstructured, edit func(*corev1.Container)) (*unstructured.Unstructured, error) {
 	var d appsv1.Deployment
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
 		return nil, err
 	}
-	c := &d.Spec.Template.Spec.Containers[0]
-	c.Image, c.ImagePullPolicy = images.ArgoRef("workflow-controller", version), corev1.PullIfNotPresent
-	c.Args = append(c.Args, "--executor-image="+images.ArgoRef("argoexec", version), "--executor-image-pull-policy=IfNotPresent")
+	edit(&d.Spec.Template.Spec.Containers[0])
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&d)
 	return &unstructured.Unstructured{Object: out}, err
 }
@@ -320,35 +318,24 @@ const PrometheusOperatorNamespace = "default"
 // images built here: its own, and the config reloader it adds to every Prometheus pod.
 func (s *Sandbox) installPrometheusOperator() error {
 	ctx := context.Background()
-	bundle := filepath.Join(s.prometheusOperator, "bundle.yaml")
-	raw, err := os.ReadFile(bundle)
+	objs, err := decodeFile(filepath.Join(s.prometheusOperator, "bundle.yaml"))
 	if err != nil {
 		return err
-	}
-	objs, err := decodeAll(raw)
-	if err != nil {
-		return fmt.Errorf("decoding %s: %w", bundle, err)
 	}
 	for i, obj := range objs {
 		if obj.GetKind() != "Deployment" || obj.GetName() != "prometheus-operator" {
 			continue
 		}
-		var d appsv1.Deployment
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
-			return err
-		}
-		c := &d.Spec.Template.Spec.Containers[0]
-		c.Image, c.ImagePullPolicy = s.prometheusOperatorRef("prometheus-operator"), corev1.PullIfNotPresent
-		for j, arg := range c.Args {
-			if strings.HasPrefix(arg, "--prometheus-config-reloader=") {
-				c.Args[j] = "--prometheus-config-reloader=" + s.prometheusOperatorRef("prometheus-config-reloader")
+		if objs[i], err = withContainer(obj, func(c *corev1.Container) {
+			c.Image, c.ImagePullPolicy = s.prometheusOperatorRef("prometheus-operator"), corev1.PullIfNotPresent
+			for j, arg := range c.Args {
+				if strings.HasPrefix(arg, "--prometheus-config-reloader=") {
+					c.Args[j] = "--prometheus-config-reloader=" + s.prometheusOperatorRef("prometheus-config-reloader")
+				}
 			}
-		}
-		out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&d)
-		if err != nil {
+		}); err != nil {
 			return err
 		}
-		objs[i] = &unstructured.Unstructured{Object: out}
 	}
 	if err := s.create(ctx, PrometheusOperatorNamespace, objs); err != nil {
 		return err
@@ -367,14 +354,9 @@ const StatsInterval = 5 * time.Second
 // configures from the chart's ServiceMonitor and PrometheusRule, with the Prometheus image
 // built here; test/e2e waits for it to scrape the operator.
 func (s *Sandbox) createPrometheus() error {
-	path := filepath.Join(s.root, "hack", "prometheus", "prometheus.yaml")
-	raw, err := os.ReadFile(path)
+	objs, err := decodeFile(filepath.Join(s.root, "hack", "prometheus", "prometheus.yaml"))
 	if err != nil {
 		return err
-	}
-	objs, err := decodeAll(raw)
-	if err != nil {
-		return fmt.Errorf("decoding %s: %w", path, err)
 	}
 	for _, obj := range objs {
 		if obj.GetKind() == "Prometheus" {
@@ -389,8 +371,12 @@ func (s *Sandbox) createPrometheus() error {
 	return s.create(context.Background(), MonitoringNamespace, objs)
 }
 
-// decodeAll decodes a multi-document YAML file, skipping empty documents.
-func decodeAll(raw []byte) ([]*unstructured.Unstructured, error) {
+// decodeFile decodes a multi-document YAML file, skipping empty documents.
+func decodeFile(path string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
 	var out []*unstructured.Unstructured
 	for {
@@ -398,7 +384,7 @@ func decodeAll(raw []byte) ([]*unstructured.Unstructured, error) {
 		if err := dec.Decode(&obj.Object); err == io.EOF {
 			return out, nil
 		} else if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("decoding %s: %w", path, err)
 		}
 		if len(obj.Object) > 0 {
 			out = append(out, &obj)
