@@ -24,6 +24,7 @@ func TestServiceMonitorDecodesStrictly(t *testing.T) {
 	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" {
 		t.Errorf("ServiceMonitor endpoints = %+v, want the metrics port", sm.Spec.Endpoints)
 	}
+	CheckHonorsLabels(t, sm)
 }
 
 // TestAlertRulesWithPromtool runs promtool check rules on the rule groups and promtool test

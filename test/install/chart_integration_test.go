@@ -28,6 +28,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	vptest "github.com/vectorpilot/vectorpilot/test"
 	"github.com/vectorpilot/vectorpilot/test/conform"
 	"github.com/vectorpilot/vectorpilot/test/helmchart"
 )
@@ -120,7 +121,9 @@ func validate(t *testing.T, k8s client.Client, obj *unstructured.Unstructured) {
 	raw, _ := json.Marshal(obj.Object)
 	switch obj.GetKind() {
 	case "ServiceMonitor":
-		strict(t, raw, &monitoringv1.ServiceMonitor{})
+		var sm monitoringv1.ServiceMonitor
+		strict(t, raw, &sm)
+		vptest.CheckHonorsLabels(t, sm)
 	case "PrometheusRule":
 		var rule monitoringv1.PrometheusRule
 		strict(t, raw, &rule)

@@ -136,7 +136,9 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 
 	// The shipped alert rules (their `for` dropped) on real conditions: a policy that stops
 	// taking snapshots, and an index whose SearchCluster goes away; each fires, then
-	// resolves once the condition clears.
+	// resolves once the condition clears. (A red index cannot be made on one node: OpenSearch
+	// force-allocates a primary to the node holding its copy, whatever the allocation
+	// filters or allocation.enable say.)
 	policy := &v1alpha1.SnapshotPolicy{}
 	must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "observed"}, policy))
 	setSuspend := func(suspend bool) {
@@ -176,7 +178,9 @@ func alertCycle(t *testing.T, prom *devenv.Prometheus, alert string, labels map[
 	wait := func(want bool, what string) time.Time {
 		for deadline := time.Now().Add(90 * time.Second); firing() != want; time.Sleep(500 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s not %s after 90s", alert, what)
+				alerts, _ := prom.API.Alerts(t.Context())
+				series, _, _ := prom.API.Query(t.Context(), "vectorpilot_index_ready", time.Now())
+				t.Fatalf("%s%v not %s after 90s; alerts %+v; vectorpilot_index_ready %v", alert, labels, what, alerts.Alerts, series)
 			}
 		}
 		return time.Now()
