@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	port, err := devenv.FreePort("127.0.0.1")
 	must(t, err)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second})
+	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second, IndexRedGrace: time.Second})
 
 	table, _ := json.Marshal(autotune.Table{Cores: 2, Results: []autotune.Measurement{
 		{SliceCount: 1, Clients: 1, P90Ms: 9, CPUPercent: 10, QPS: 50}, {SliceCount: 2, Clients: 1, P90Ms: 5, CPUPercent: 12, QPS: 90},
@@ -135,10 +136,8 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	vptest.CheckPanels(t, prom.API, devenv.PrometheusScrapeInterval, nil)
 
 	// The shipped alert rules (their `for` dropped) on real conditions: a policy that stops
-	// taking snapshots, and an index whose SearchCluster goes away; each fires, then
-	// resolves once the condition clears. (A red index cannot be made on one node: OpenSearch
-	// force-allocates a primary to the node holding its copy, whatever the allocation
-	// filters or allocation.enable say.)
+	// taking snapshots, an index made red, and an index whose SearchCluster goes away; each
+	// fires, then resolves once the condition clears.
 	policy := &v1alpha1.SnapshotPolicy{}
 	must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "observed"}, policy))
 	setSuspend := func(suspend bool) {
@@ -148,6 +147,21 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	}
 	alertCycle(t, prom, "VectorpilotSnapshotStale", map[string]string{"policy": "observed"},
 		func() { setSuspend(true) }, func() { setSuspend(false) })
+	// Red: a new index whose primary no node may take (the one node excluded from allocation;
+	// an index's own copy would be force-allocated back to the node holding it whatever the
+	// filters say, so the existing index cannot be made red on one node).
+	unplaced := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: "unplaced", Namespace: ns}, Spec: *vi.Spec.DeepCopy()}
+	unplaced.Spec.IndexName, unplaced.Spec.Tuning = ns+"-unplaced", nil
+	t.Cleanup(func() {
+		excludeNode(t, url, false)
+		_ = k8s.Delete(context.Background(), unplaced)
+	})
+	alertCycle(t, prom, "VectorpilotIndexNotReady", map[string]string{"index": unplaced.Name, "reason": v1alpha1.ReasonIndexHealthRed},
+		func() {
+			excludeNode(t, url, true)
+			must(t, k8s.Create(ctx, unplaced))
+		},
+		func() { excludeNode(t, url, false) })
 	cluster := &v1alpha1.SearchCluster{}
 	must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vectors"}, cluster))
 	alertCycle(t, prom, "VectorpilotIndexNotReady", map[string]string{"index": "observed"},
@@ -155,6 +169,42 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 		func() {
 			must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns}, Spec: cluster.Spec}))
 		})
+}
+
+// excludeNode excludes the node from shard allocation, or lifts the exclusion: shards
+// already started stay (there is nowhere else), new primaries stay unassigned.
+func excludeNode(t *testing.T, url string, exclude bool) {
+	t.Helper()
+	value := "null"
+	if exclude {
+		var nodes struct {
+			Nodes map[string]struct {
+				Name string `json:"name"`
+			} `json:"nodes"`
+		}
+		must(t, json.Unmarshal([]byte(send(t, http.MethodGet, url+"/_nodes/_local?filter_path=nodes.*.name", "")), &nodes))
+		for _, n := range nodes.Nodes {
+			value = strconv.Quote(n.Name)
+		}
+	}
+	send(t, http.MethodPut, url+"/_cluster/settings", `{"persistent": {"cluster.routing.allocation.exclude._name": `+value+`}}`)
+}
+
+// send makes one request to OpenSearch and wants a 2xx; it returns the body.
+func send(t *testing.T, method, url, body string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
+	must(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	must(t, err)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("%s %s: %s %s", method, url, resp.Status, out)
+	}
+	return string(out)
 }
 
 // alertCycle causes a condition, waits for the alert with those labels to fire, clears the
