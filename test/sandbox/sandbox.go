@@ -108,7 +108,6 @@ func Up(log io.Writer) (*Sandbox, error) {
 		// Before the chart: its ServiceMonitor and PrometheusRule need their kinds served.
 		{"Prometheus Operator available", s.installPrometheusOperator},
 		{"operator Deployment available", s.installChart},
-		{"Prometheus created", s.createPrometheus},
 	}
 	for _, step := range steps {
 		start = time.Now()
@@ -350,10 +349,11 @@ const MonitoringNamespace = "monitoring"
 // how often the chart's ServiceMonitor has its metrics scraped.
 const StatsInterval = 5 * time.Second
 
-// createPrometheus creates hack/prometheus/'s Prometheus, which the Prometheus Operator
+// CreatePrometheus creates hack/prometheus/'s Prometheus, which the Prometheus Operator
 // configures from the chart's ServiceMonitor and PrometheusRule, with the Prometheus image
-// built here; test/e2e waits for it to scrape the operator.
-func (s *Sandbox) createPrometheus() error {
+// built here. test/e2e creates it when it needs it rather than at start: on two cores, a
+// second server scraping through the rolling-restart tests is load they need not carry.
+func (s *Sandbox) CreatePrometheus() error {
 	objs, err := decodeFile(filepath.Join(s.root, "hack", "prometheus", "prometheus.yaml"))
 	if err != nil {
 		return err

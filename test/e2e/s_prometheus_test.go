@@ -22,9 +22,10 @@ import (
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 
-// TestPrometheusScrapesTheOperatorThroughItsServiceMonitor: the Prometheus Operator
-// (installed from its release bundle, test/sandbox) configured the sandbox's Prometheus from
-// the chart's ServiceMonitor and PrometheusRule; that Prometheus, in a pod, discovers the
+// TestPrometheusScrapesTheOperatorThroughItsServiceMonitor (after the rolling tests, before
+// the teardown): the Prometheus Operator (installed from its release bundle, test/sandbox)
+// configures the Prometheus this test creates from the chart's ServiceMonitor and
+// PrometheusRule; that Prometheus, in a pod, discovers the
 // operator's metrics Service, scrapes the operator pod over HTTPS with its service account
 // token (allowed by the chart's metrics-reader role), loads and evaluates the chart's alert
 // rules without error, and every dashboard panel's query returns data from its series while
@@ -32,6 +33,9 @@ import (
 func TestPrometheusScrapesTheOperatorThroughItsServiceMonitor(t *testing.T) {
 	integration(t)
 	ctx := t.Context()
+	if err := box.CreatePrometheus(); err != nil {
+		t.Fatal(err)
+	}
 	var pod corev1.Pod
 	waitFor(t, 3*time.Minute, "the Prometheus pod Ready", func() (bool, string) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: sandbox.MonitoringNamespace, Name: "prometheus-vectorpilot-0"}, &pod)
