@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
@@ -210,20 +209,6 @@ func expand(expr string, vars map[string]string) string {
 		expr = strings.ReplaceAll(expr, "$"+n, vars[n])
 	}
 	return expr
-}
-
-// CheckHonorsLabels wants every endpoint of a ServiceMonitor of the operator to honour the
-// scraped labels: the operator's series carry the namespace of the object they describe,
-// which the target's namespace label (the operator's Service's) would otherwise replace —
-// every dashboard's namespace variable then lists only the operator's namespace (seen on
-// the real node, test/e2e).
-func CheckHonorsLabels(t *testing.T, sm monitoringv1.ServiceMonitor) {
-	t.Helper()
-	for i, e := range sm.Spec.Endpoints {
-		if !e.HonorLabels {
-			t.Errorf("ServiceMonitor %s endpoint %d (port %s): honorLabels is false, so the operator's namespace labels would be overwritten", sm.Name, i, e.Port)
-		}
-	}
 }
 
 func must(t *testing.T, err error) {

@@ -85,3 +85,17 @@ func UsedMetrics(t *testing.T) []string {
 	sort.Strings(names)
 	return names
 }
+
+// CheckHonorsLabels wants every endpoint of a ServiceMonitor of the operator to honour the
+// scraped labels: the operator's series carry the namespace of the object they describe,
+// which the target's namespace label (the operator's Service's) would otherwise replace —
+// every dashboard's namespace variable then lists only the operator's namespace (seen on
+// the real node, test/e2e).
+func CheckHonorsLabels(t *testing.T, sm monitoringv1.ServiceMonitor) {
+	t.Helper()
+	for i, e := range sm.Spec.Endpoints {
+		if !e.HonorLabels {
+			t.Errorf("ServiceMonitor %s endpoint %d (port %s): honorLabels is false, so the operator's namespace labels would be overwritten", sm.Name, i, e.Port)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 
@@ -126,7 +127,7 @@ func TestDisruptionBudgetFollowsHealth(t *testing.T) {
 	sc := sandboxCluster(t)
 	base := clientServiceURL(t, sc)
 	// Five replicas of a shard on three nodes: two cannot be placed, the cluster is yellow.
-	send(t, http.MethodPut, base+"/unplaceable", `{"settings":{"number_of_shards":1,"number_of_replicas":5}}`)
+	testsupport.Send(t, http.MethodPut, base+"/unplaceable", `{"settings":{"number_of_shards":1,"number_of_replicas":5}}`)
 	victim := managed.PoolName(sc, sc.Spec.Managed.NodePools[0].Name) + "-1"
 	waitBudget(t, sc, 0)
 	err := evict(victim)
@@ -135,7 +136,7 @@ func TestDisruptionBudgetFollowsHealth(t *testing.T) {
 	}
 	t.Logf("yellow: eviction refused: %v", err)
 
-	send(t, http.MethodDelete, base+"/unplaceable", "")
+	testsupport.Send(t, http.MethodDelete, base+"/unplaceable", "")
 	waitBudget(t, sc, 1)
 	evicted := podUIDs(t, sc)[victim]
 	if err := evict(victim); err != nil {
@@ -280,23 +281,6 @@ func podUIDs(t *testing.T, sc *v1alpha1.SearchCluster) map[string]string {
 		}
 	}
 	return out
-}
-
-func send(t *testing.T, method, url, body string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode >= 300 {
-		t.Fatalf("%s %s: %s", method, url, resp.Status)
-	}
 }
 
 func evict(pod string) error {

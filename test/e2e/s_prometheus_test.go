@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	vptest "github.com/vectorpilot/vectorpilot/test"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
@@ -42,12 +43,7 @@ func TestPrometheusScrapesTheOperatorThroughItsServiceMonitor(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("phase %s, conditions %+v", pod.Status.Phase, pod.Status.Conditions)
+		return managed.PodReady(&pod), fmt.Sprintf("phase %s, conditions %+v", pod.Status.Phase, pod.Status.Conditions)
 	})
 	c, err := promapi.NewClient(promapi.Config{Address: fmt.Sprintf("http://%s:9090", pod.Status.PodIP)})
 	if err != nil {

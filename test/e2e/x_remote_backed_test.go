@@ -38,7 +38,7 @@ func TestRemoteBackedManagedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s3.Stop() })
-	send(t, http.MethodPut, s3.URL+"/vectors-remote", "")
+	testsupport.Send(t, http.MethodPut, s3.URL+"/vectors-remote", "")
 	ensureSearchNamespace(t)
 	credentials := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-credentials", Namespace: searchNamespace},
 		StringData: map[string]string{"s3.client.default.access_key": "e2e", "s3.client.default.secret_key": "e2e-secret"}}

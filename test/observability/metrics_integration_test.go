@@ -182,29 +182,12 @@ func excludeNode(t *testing.T, url string, exclude bool) {
 				Name string `json:"name"`
 			} `json:"nodes"`
 		}
-		must(t, json.Unmarshal([]byte(send(t, http.MethodGet, url+"/_nodes/_local?filter_path=nodes.*.name", "")), &nodes))
+		must(t, json.Unmarshal([]byte(testsupport.Send(t, http.MethodGet, url+"/_nodes/_local?filter_path=nodes.*.name", "")), &nodes))
 		for _, n := range nodes.Nodes {
 			value = strconv.Quote(n.Name)
 		}
 	}
-	send(t, http.MethodPut, url+"/_cluster/settings", `{"persistent": {"cluster.routing.allocation.exclude._name": `+value+`}}`)
-}
-
-// send makes one request to OpenSearch and wants a 2xx; it returns the body.
-func send(t *testing.T, method, url, body string) string {
-	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
-	must(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	must(t, err)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s %s", method, url, resp.Status, out)
-	}
-	return string(out)
+	testsupport.Send(t, http.MethodPut, url+"/_cluster/settings", `{"persistent": {"cluster.routing.allocation.exclude._name": `+value+`}}`)
 }
 
 // alertCycle causes a condition, waits for the alert with those labels to fire, clears the
