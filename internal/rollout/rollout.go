@@ -84,6 +84,7 @@ type Predicate struct {
 var Predicates = []Predicate{
 	{"max_unavailable", maxUnavailable},
 	{"cluster_health", clusterHealth},
+	{"copy_holders_ready", copyHoldersReady},
 	{"require_started_replica", requireStartedReplica},
 	{"do_not_restart_pods_with_same_shards", sameShards},
 	{"cluster_manager_quorum", clusterManagerQuorum},
@@ -104,9 +105,9 @@ type Plan struct {
 	Reason    string
 }
 
-// Decide plans the next restarts. Pods that are not ready go first (they serve nothing, and
-// restarting them is how a broken configuration gets fixed), then non-cluster-manager pods,
-// then by pool and highest ordinal first, as a StatefulSet would.
+// Decide plans the next restarts. Pods that are not ready go first (restarting them is how a
+// broken configuration gets fixed), then non-cluster-manager pods, then by pool and highest
+// ordinal first, as a StatefulSet would.
 func Decide(s State) Plan {
 	var candidates []Pod
 	for _, p := range s.Pods {
@@ -159,20 +160,39 @@ func (s State) terminating(node string) bool {
 	return slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == node && p.Terminating })
 }
 
-// gone says which nodes do not count as keeping a copy while c restarts with chosen: c and
-// chosen themselves, pods being deleted, and — when c is ready — pods that are not ready.
-// A node can rejoin and start its copies seconds before its readiness probe passes;
-// until Kubernetes calls it ready it is not counted on, so a ready pod never goes down
-// while the only other started copy of one of its shards is on a pod that is down too.
-// A pod that is not ready is judged against every node still running, so a cluster whose
-// every pod a bad configuration made unready can still roll to a fix.
-func (s State) gone(c Pod, chosen []Pod) func(string) bool {
+// Serving says whether p's node takes part in the cluster: its pod is ready, or its node
+// has joined the cluster or holds shard copies. A pod can fail its readiness probe while its
+// node serves (a probe that timed out on a CPU-starved machine): stopping it stops copies
+// and queries like stopping a ready one, so the predicates judge it as one. A pod whose node
+// is not in the cluster (crash-looping, or a configuration that cannot join) serves nothing.
+func (s State) Serving(p Pod) bool {
+	if p.Ready {
+		return true
+	}
+	if s.Health.Voting != nil && slices.Contains(s.Health.Voting.Joined, p.Name) {
+		return true
+	}
+	return len(copiesOn(s.Health.Shards, p.Name)) > 0
+}
+
+// down says whether the pod of node is down or going down, for whatever reason: not ready,
+// being deleted, or restarting in this step (chosen). A node can rejoin and start its
+// copies seconds before its readiness probe passes, and a starved node can fail its probe
+// while it holds copies: either way it is not counted on.
+func (s State) down(chosen []Pod) func(string) bool {
 	return func(node string) bool {
-		if node == c.Name || slices.ContainsFunc(chosen, func(p Pod) bool { return p.Name == node }) {
+		if slices.ContainsFunc(chosen, func(p Pod) bool { return p.Name == node }) {
 			return true
 		}
-		return slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == node && (p.Terminating || c.Ready && !p.Ready) })
+		return slices.ContainsFunc(s.Pods, func(p Pod) bool { return p.Name == node && (p.Terminating || !p.Ready) })
 	}
+}
+
+// gone says which nodes do not count as keeping a copy while c restarts with chosen: c
+// itself and every node that is down.
+func (s State) gone(c Pod, chosen []Pod) func(string) bool {
+	down := s.down(chosen)
+	return func(node string) bool { return node == c.Name || down(node) }
 }
 
 func names(pods []Pod) []string {
@@ -183,16 +203,16 @@ func names(pods []Pod) []string {
 	return out
 }
 
-// maxUnavailable: restarting a ready pod must keep unavailable pods (not ready,
-// terminating, not yet created, or chosen in this plan) within the budget. A pod that is
-// not ready costs nothing to restart.
+// maxUnavailable: restarting a serving pod must keep unavailable pods (not ready for any
+// reason, terminating, not yet created, or chosen in this plan) within the budget. A pod
+// whose node serves nothing costs nothing to restart.
 func maxUnavailable(s State, c Pod, chosen []Pod, _ *Plan) string {
-	if !c.Ready {
+	if !s.Serving(c) {
 		return ""
 	}
 	unavailable := s.Missing + len(chosen)
 	for _, p := range s.Pods {
-		if (!p.Ready || p.Terminating) && !slices.Contains(names(chosen), p.Name) {
+		if p.Name != c.Name && (!p.Ready || p.Terminating) && !slices.Contains(names(chosen), p.Name) {
 			unavailable++
 		}
 	}
@@ -202,11 +222,11 @@ func maxUnavailable(s State, c Pod, chosen []Pod, _ *Plan) string {
 	return ""
 }
 
-// clusterHealth: a ready pod is restarted only in a green or yellow cluster that answers;
-// a version upgrade only in a green one, so every shard has all its copies on nodes of one
-// version or the other before the next node changes.
+// clusterHealth: a serving pod is restarted only in a green or yellow cluster that
+// answers; a version upgrade only in a green one, so every shard has all its copies on nodes
+// of one version or the other before the next node changes.
 func clusterHealth(s State, c Pod, _ []Pod, _ *Plan) string {
-	if !c.Ready {
+	if !s.Serving(c) {
 		return ""
 	}
 	switch s.Health.Status {
@@ -222,6 +242,29 @@ func clusterHealth(s State, c Pod, _ []Pod, _ *Plan) string {
 	default:
 		return "cluster health is " + s.Health.Status
 	}
+}
+
+// copyHoldersReady: a pod restarts only while every other node holding a copy of one of
+// its shards is up (see down): whatever made that node unready — its own restart, a
+// readiness probe that timed out on a starved machine — the two would be down together.
+func copyHoldersReady(s State, c Pod, _ []Pod, _ *Plan) string {
+	down := s.down(nil)
+	var held []string
+	for _, sh := range copiesOn(s.Health.Shards, c.Name) {
+		for _, o := range s.Health.Shards {
+			for _, node := range []string{o.Node, o.RelocatingTo} {
+				if node != "" && node != c.Name && sameShard(o, sh) && down(node) {
+					if h := fmt.Sprintf("%s (%s)", node, shardID(sh)); !slices.Contains(held, h) {
+						held = append(held, h)
+					}
+				}
+			}
+		}
+	}
+	if len(held) > 0 {
+		return "other copies of its shards are on pods that are not ready: " + strings.Join(held, ", ")
+	}
+	return ""
 }
 
 // copiesOn are the shard copies a node holds or receives.
@@ -352,7 +395,7 @@ func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
 	}
 	v := s.Health.Voting
 	if v == nil {
-		if c.Ready {
+		if s.Serving(c) {
 			return "the voting configuration is unknown: OpenSearch does not answer"
 		}
 		return ""

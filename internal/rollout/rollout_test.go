@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -146,23 +147,54 @@ func TestDecide(t *testing.T) {
 			replicated(s)
 			upToDate(s, "c-data-2")
 			pod(s, "c-data-2").Ready = false // rejoined, its copies started, the readiness probe not yet passed
-		}), restart: "c-cm-2", blockedBy: "require_started_replica",
-			reason: "c-data-1: it holds the only started copy of vec/1 on a pod that stays up; waiting for the other copies to recover"},
+		}), restart: "c-cm-2", blockedBy: "copy_holders_ready",
+			reason: "c-data-1: other copies of its shards are on pods that are not ready: c-data-2 (vec/1)"},
 		{name: "the other copy on a pod being deleted: wait, never drain", state: cluster(func(s *State) {
 			s.MaxUnavailable = 2
 			replicated(s)
 			upToDate(s, "c-data-2")
 			pod(s, "c-data-2").Terminating = true
-		}), restart: "c-cm-2", blockedBy: "require_started_replica",
-			reason: "c-data-1: it holds the only started copy of vec/1 on a pod that stays up; waiting for the other copies to recover"},
-		{name: "pods a bad configuration made unready count on each other and roll to a fix", state: cluster(func(s *State) {
-			s.Health.Status = "yellow"
+		}), restart: "c-cm-2", blockedBy: "copy_holders_ready",
+			reason: "c-data-1: other copies of its shards are on pods that are not ready: c-data-2 (vec/1)"},
+		{name: "a starved pod (not ready, its node still serving its copies) waits while another holder of its shards is down", state: cluster(func(s *State) {
+			s.MaxUnavailable = 2
 			replicated(s)
+			upToDate(s, "c-data-2")
+			pod(s, "c-data-2").Ready = false // restarted, recovering
+			pod(s, "c-data-0").Ready = false // its readiness probe timed out on a busy machine
+		}), blockedBy: "copy_holders_ready",
+			reason: "c-data-0: other copies of its shards are on pods that are not ready: c-data-2 (vec/2)"},
+		{name: "a starved pod restarts within maxUnavailable, and counts against it", state: cluster(func(s *State) {
+			s.MaxUnavailable = 2
+			replicated(s)
+			upToDate(s, "c-data-2")
+			pod(s, "c-data-2").Terminating = true
+			pod(s, "c-cm-0").Ready = false // in the cluster, failing its probe
+		}), restart: "c-cm-0", blockedBy: "max_unavailable", reason: "c-data-1: 2 pods unavailable, maxUnavailable is 2"},
+		{name: "a starved cluster manager counts against maxUnavailable like a ready one", state: cluster(func(s *State) {
+			pod(s, "c-data-2").Terminating = true
+			pod(s, "c-cm-0").Ready = false // joined, voting, failing its readiness probe
+		}), blockedBy: "max_unavailable", reason: "c-cm-0: 1 pods unavailable, maxUnavailable is 1"},
+		{name: "a starved pod is weighed like a ready one: it waits while the cluster is red", state: cluster(func(s *State) {
+			s.Health.Status = "red"
+			pod(s, "c-data-0").Ready = false
+		}), blockedBy: "cluster_health", reason: "c-data-0: cluster health is red"},
+		{name: "pods a bad configuration keeps out of the cluster restart to a fix", state: cluster(func(s *State) {
+			s.Health.Status = "red"
+			s.Health.Voting.Joined = []string{"c-cm-0", "c-cm-1", "c-cm-2"}
 			for _, n := range []string{"c-data-0", "c-data-1", "c-data-2"} {
 				pod(s, n).Ready = false
 			}
-		}), restart: "c-data-2", blockedBy: "do_not_restart_pods_with_same_shards",
-			reason: "c-data-1: it shares shard vec/1 with c-data-2, which restarts in this step"},
+			s.Health.Shards = []Shard{{Index: "vec", Shard: "0", Primary: true, State: "UNASSIGNED"}, {Index: "vec", Shard: "0", State: "UNASSIGNED"}}
+		}), restart: "c-data-2,c-data-1,c-data-0", blockedBy: "max_unavailable", reason: "c-cm-2: 3 pods unavailable, maxUnavailable is 1"},
+		{name: "one node a bad configuration keeps out restarts while the others serve", state: cluster(func(s *State) {
+			s.Health.Status = "yellow"
+			replicated(s)
+			s.Health.Voting.Joined = slices.DeleteFunc(s.Health.Voting.Joined, func(n string) bool { return n == "c-data-2" })
+			s.Health.Shards = slices.DeleteFunc(s.Health.Shards, func(sh Shard) bool { return sh.Node == "c-data-2" })
+			upToDate(s, "c-data-0", "c-data-1")
+			pod(s, "c-data-2").Ready = false
+		}), restart: "c-data-2", blockedBy: "max_unavailable"},
 		{name: "the only data node with an unassigned replica restarts on a volume", state: cluster(func(s *State) {
 			s.Pods = s.Pods[:4]
 			s.Health.Status = "yellow"
