@@ -11,6 +11,12 @@ KNN_VERSION=${KNN_VERSION:-$OPENSEARCH_VERSION.0}
 MAVEN_DEPENDENCY_PLUGIN=3.8.1
 home="$BIN_DIR/opensearch-$OPENSEARCH_VERSION"
 [ -f "$home/.complete" ] && { echo "$home"; exit 0; }
+# One assembly at a time: tests call this script too (internal/managed's keystore test), and
+# two runs sharing the stage folder below removed each other's files.
+mkdir -p "$BIN_DIR"
+exec 9>"$BIN_DIR/.opensearch-$OPENSEARCH_VERSION.lock"
+flock 9
+[ -f "$home/.complete" ] && { echo "$home"; exit 0; }
 
 # component table: folder | plugin classname ("-" for lib/) | extended plugins | artifacts.
 # Artifacts are group:artifact[:version[:type]]; the version defaults to OPENSEARCH_VERSION.
