@@ -157,7 +157,9 @@ func (r *VectorSnapshotReconciler) startSnapshot(ctx context.Context, s *snapsho
 }
 
 // followProgress reads the running snapshot: Succeeded, Failed, stalled (aborted and
-// Failed), or still moving.
+// Failed), or still moving. The operator deletes a snapshot from its repository only
+// about a state it has read: a snapshot whose state or progress could not be read is
+// unknown — retried on the backoff and reported — never stalled.
 func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapshotRun) steps.Result {
 	vs, st, osClient := s.vs, &s.vs.Status, s.osClient
 	fail := func(reason, msg string) steps.Result { return r.fail(vs, reason, msg) }
@@ -165,36 +167,23 @@ func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapsh
 	if opensearch.IsNotFound(err) {
 		return fail(v1alpha1.ReasonSnapshotMissing, fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
 	}
+	if err != nil && info.State != "SUCCESS" {
+		// Its state (or, running, its progress) is unknown.
+		r.Recorder.Eventf(vs, nil, corev1.EventTypeWarning, v1alpha1.ReasonSnapshotStateUnknown, "Snapshot",
+			"cannot read snapshot %s/%s (state %q), retrying: %v", vs.Spec.Repository, st.SnapshotName, info.State, err)
+		f := classify(err)
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Degraded, v1alpha1.ReasonSnapshotStateUnknown,
+			fmt.Sprintf("state of snapshot %s unknown, retrying: %s", st.SnapshotName, f.message))
+		return steps.Done(err)
+	}
 	now := time.Now()
-	if err == nil {
+	if info.State == "IN_PROGRESS" {
 		st.Progress = trackProgress(st.Progress, info.Progress, now)
-	}
-	stalled := false
-	if last := lastProgress(st); !last.IsZero() {
-		stalled = now.Sub(last) > r.Options.SnapshotStallTimeout
-	}
-	if err != nil && !stalled {
-		return r.retry(vs, err)
-	}
-	if err != nil || (stalled && info.State == "IN_PROGRESS") {
-		// A snapshot is judged by its progress, not its age: a large one may run for hours,
-		// but one whose shards and bytes have not moved for the stall timeout is stuck
-		// (its object store went away). Deleting a running snapshot aborts it; if even
-		// that fails, the snapshot is still reported Failed so the policy's next one is
-		// not blocked behind it.
-		msg := fmt.Sprintf("snapshot %s made no progress for %s", st.SnapshotName, r.Options.SnapshotStallTimeout)
-		if p := st.Progress; p != nil {
-			msg += fmt.Sprintf(" (%d of %d shards, %d of %d bytes)", p.ShardsDone, p.ShardsTotal, p.BytesDone, p.BytesTotal)
+		if last := lastProgress(st); !last.IsZero() && now.Sub(last) > r.Options.SnapshotStallTimeout {
+			return r.abortStalled(ctx, s)
 		}
-		if err != nil {
-			msg += "; last status read failed: " + err.Error()
-		}
-		if abortErr := osClient.DeleteSnapshot(ctx, vs.Spec.Repository, st.SnapshotName); abortErr != nil {
-			msg += "; abort failed: " + abortErr.Error()
-		} else {
-			msg += "; aborted"
-		}
-		return fail(v1alpha1.ReasonSnapshotStalled, msg)
+		conditions.Set(&st.Conditions, vs.Generation, conditions.Progressing, v1alpha1.ReasonSnapshotStarted, fmt.Sprintf("snapshot %s of %s running", st.SnapshotName, strings.Join(st.Indices, ", ")))
+		return steps.After(snapshotPollInterval)
 	}
 	st.Shards = &v1alpha1.ShardCounts{Total: info.Shards.Total, Successful: info.Shards.Successful, Failed: info.Shards.Failed}
 	switch info.State {
@@ -206,7 +195,11 @@ func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapsh
 		if info.Shallow {
 			st.Kind = v1alpha1.SnapshotShallow
 		}
-		msg := fmt.Sprintf("%s snapshot %s: %d shards, %d bytes in %s", strings.ToLower(st.Kind), st.SnapshotName, info.Shards.Successful, info.SizeBytes, info.End.Sub(info.Start).Round(time.Millisecond))
+		size := fmt.Sprintf("%d bytes", info.SizeBytes)
+		if err != nil {
+			size = "size unknown (its status could not be read: " + classify(err).message + ")"
+		}
+		msg := fmt.Sprintf("%s snapshot %s: %d shards, %s in %s", strings.ToLower(st.Kind), st.SnapshotName, info.Shards.Successful, size, info.End.Sub(info.Start).Round(time.Millisecond))
 		conditions.Set(&st.Conditions, vs.Generation, conditions.Ready, v1alpha1.ReasonSnapshotSucceeded, msg)
 		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotSucceeded, "Snapshot", "%s", msg)
 		return steps.Continue()
@@ -220,6 +213,25 @@ func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapsh
 	default:
 		return steps.After(snapshotPollInterval)
 	}
+}
+
+// abortStalled aborts a snapshot read as IN_PROGRESS whose shards and bytes have not moved
+// for the stall timeout (its object store went away): a snapshot is judged by its progress,
+// not its age, since a large one may run for hours. Deleting a running snapshot aborts it;
+// if even that fails, the snapshot is still reported Failed so the policy's next one is not
+// blocked behind it.
+func (r *VectorSnapshotReconciler) abortStalled(ctx context.Context, s *snapshotRun) steps.Result {
+	vs, st := s.vs, &s.vs.Status
+	msg := fmt.Sprintf("snapshot %s made no progress for %s", st.SnapshotName, r.Options.SnapshotStallTimeout)
+	if p := st.Progress; p != nil {
+		msg += fmt.Sprintf(" (%d of %d shards, %d of %d bytes)", p.ShardsDone, p.ShardsTotal, p.BytesDone, p.BytesTotal)
+	}
+	if err := s.osClient.DeleteSnapshot(ctx, vs.Spec.Repository, st.SnapshotName); err != nil {
+		msg += "; abort failed: " + err.Error()
+	} else {
+		msg += "; aborted"
+	}
+	return r.fail(vs, v1alpha1.ReasonSnapshotStalled, msg)
 }
 
 // retry records a failure that may pass and asks for another try on the backoff.
@@ -284,7 +296,10 @@ func lastProgress(st *v1alpha1.VectorSnapshotStatus) time.Time {
 
 // finalize lets the object go. The snapshot in the repository is deleted with it only when
 // spec.deletionPolicy is Delete (set by the user, or by the policy's retention on what it
-// prunes) and the object is not paused; by default backups outlive the objects that
+// prunes), the object is not paused, and the snapshot's state has been read from the
+// repository: a Failed object's snapshot goes only when the repository reads it FAILED or
+// PARTIAL too — one it reads SUCCESS (the object's phase was wrong) or IN_PROGRESS stays.
+// A snapshot whose state cannot be read waits. By default backups outlive the objects that
 // describe them. If the cluster object is gone, the snapshot is left in the repository.
 func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.VectorSnapshot) error {
 	if !controllerutil.ContainsFinalizer(vs, SnapshotFinalizer) {
@@ -299,10 +314,9 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 		var ce *connect.Error
 		switch {
 		case err == nil:
-			if err := osClient.DeleteSnapshot(ctx, vs.Spec.Repository, vs.Status.SnapshotName); err != nil {
+			if err := r.deleteFromRepository(ctx, osClient, vs); err != nil {
 				return err
 			}
-			r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotDeleted, "Delete", "deleted snapshot %s/%s", vs.Spec.Repository, vs.Status.SnapshotName)
 		case asConnectError(err, &ce) && ce.Reason == v1alpha1.ReasonClusterNotFound:
 		default:
 			return err
@@ -310,6 +324,31 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 	}
 	controllerutil.RemoveFinalizer(vs, SnapshotFinalizer)
 	return r.Update(ctx, vs)
+}
+
+// deleteFromRepository deletes vs's snapshot once its state is read; a Failed object's only
+// when the repository says it failed too (see finalize), else it keeps it, saying why.
+func (r *VectorSnapshotReconciler) deleteFromRepository(ctx context.Context, osClient snapshotAPI, vs *v1alpha1.VectorSnapshot) error {
+	repo, name := vs.Spec.Repository, vs.Status.SnapshotName
+	info, err := osClient.GetSnapshot(ctx, repo, name)
+	switch {
+	case opensearch.IsNotFound(err):
+		return nil
+	case info.State == "":
+		r.Recorder.Eventf(vs, nil, corev1.EventTypeWarning, v1alpha1.ReasonSnapshotStateUnknown, "Delete",
+			"not deleting snapshot %s/%s before its state is read (retrying): %v", repo, name, err)
+		return fmt.Errorf("reading snapshot %s/%s before deleting it: %w", repo, name, err)
+	}
+	if vs.Status.Phase == v1alpha1.SnapshotFailed && info.State != "FAILED" && info.State != "PARTIAL" {
+		r.Recorder.Eventf(vs, nil, corev1.EventTypeWarning, v1alpha1.ReasonSnapshotRetained, "Delete",
+			"snapshot %s/%s kept in the repository: the repository reads it %s, not failed as the object says", repo, name, info.State)
+		return nil
+	}
+	if err := osClient.DeleteSnapshot(ctx, repo, name); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotDeleted, "Delete", "deleted snapshot %s/%s (%s)", repo, name, info.State)
+	return nil
 }
 
 // effectiveDeletionPolicy names what a deletion did to the snapshot, for the Event.

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,9 @@ func (f *fakeSnapshots) DeleteSnapshot(context.Context, string, string) error {
 }
 
 // TestFollowProgress: a running snapshot is judged by its progress, never by its age: it
-// succeeds, ends FAILED or PARTIAL, or — when shards and bytes have not moved for the stall
-// timeout — is aborted and Failed; a failed read is retried until the stall timeout.
+// succeeds, ends FAILED or PARTIAL, or — when it is read IN_PROGRESS with shards and bytes
+// not moving for the stall timeout — is aborted and Failed. A state or progress that
+// cannot be read is unknown: retried and reported, never a reason to abort or fail.
 func TestFollowProgress(t *testing.T) {
 	moving := opensearch.SnapshotProgress{ShardsDone: 1, ShardsTotal: 3, BytesDone: 500, BytesTotal: 1000}
 	stale := metav1.NewTime(time.Now().Add(-time.Hour))
@@ -62,8 +64,12 @@ func TestFollowProgress(t *testing.T) {
 			v1alpha1.SnapshotFailed, v1alpha1.ReasonSnapshotStalled, true, false, false},
 		{"status unreadable, recently moving: retried", fakeSnapshots{getErr: &opensearch.APIError{Status: 500}}, last(recent),
 			v1alpha1.SnapshotInProgress, "", false, true, false},
-		{"status unreadable past the stall timeout: aborted", fakeSnapshots{getErr: &opensearch.APIError{Status: 500}}, last(stale),
-			v1alpha1.SnapshotFailed, v1alpha1.ReasonSnapshotStalled, true, false, false},
+		{"status unreadable past the stall timeout: unknown, retried, never aborted", fakeSnapshots{getErr: &opensearch.APIError{Status: 500}}, last(stale),
+			v1alpha1.SnapshotInProgress, v1alpha1.ReasonSnapshotStateUnknown, false, true, false},
+		{"SUCCESS read, its progress not: Succeeded, never aborted", fakeSnapshots{info: opensearch.SnapshotInfo{State: "SUCCESS"}, getErr: &opensearch.TransportError{Op: "GET _status", Err: errors.New("reset")}}, last(stale),
+			v1alpha1.SnapshotSucceeded, v1alpha1.ReasonSnapshotSucceeded, false, false, false},
+		{"IN_PROGRESS read, its progress not, past the stall timeout: retried, never aborted", fakeSnapshots{info: opensearch.SnapshotInfo{State: "IN_PROGRESS"}, getErr: &opensearch.APIError{Status: 503}}, last(stale),
+			v1alpha1.SnapshotInProgress, v1alpha1.ReasonSnapshotStateUnknown, false, true, false},
 		{"gone from the repository", fakeSnapshots{getErr: &opensearch.APIError{Status: 404}}, nil, v1alpha1.SnapshotFailed, v1alpha1.ReasonSnapshotMissing, false, false, false},
 	} {
 		vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Generation: 1}}
@@ -77,7 +83,7 @@ func TestFollowProgress(t *testing.T) {
 		}
 		if tc.reason != "" {
 			c := meta.FindStatusCondition(vs.Status.Conditions, v1alpha1.ConditionReady)
-			if tc.phase == v1alpha1.SnapshotFailed {
+			if tc.phase != v1alpha1.SnapshotSucceeded {
 				c = meta.FindStatusCondition(vs.Status.Conditions, v1alpha1.ConditionDegraded)
 			}
 			if c == nil || c.Reason != tc.reason || c.Status != metav1.ConditionTrue {

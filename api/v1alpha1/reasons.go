@@ -113,9 +113,12 @@ const (
 	ReasonSecurityPluginMissing = "SecurityPluginMissing"
 	// ReasonSecurityError: the operator could not keep the cluster's CA, certificates or
 	// users (a user's CA Secret that is not a CA, an API error).
-	ReasonSecurityError         = "SecurityError"
-	ReasonSettingsRestored      = "SettingsRestored"
-	ReasonSettingsUpdated       = "SettingsUpdated"
+	ReasonSecurityError    = "SecurityError"
+	ReasonSettingsRestored = "SettingsRestored"
+	ReasonSettingsUpdated  = "SettingsUpdated"
+	// ReasonPrivilegedStepRefused: mmap InitContainer asked for a privileged step the
+	// operator was installed without (no sysctl image).
+	ReasonPrivilegedStepRefused = "PrivilegedStepRefused"
 	ReasonSnapshotDeleted       = "SnapshotDeleted"
 	ReasonSnapshotFailed        = "SnapshotFailed"
 	ReasonSnapshotIndexNotFound = "SnapshotIndexNotFound"
@@ -130,12 +133,15 @@ const (
 	ReasonSIMDUnavailable   = "SIMDUnavailable"
 	ReasonSnapshotScheduled = "SnapshotScheduled"
 	ReasonSnapshotStalled   = "SnapshotStalled"
-	ReasonSnapshotStarted   = "SnapshotStarted"
-	ReasonSnapshotSucceeded = "SnapshotSucceeded"
-	ReasonTLSError          = "TLSError"
-	ReasonTuned             = "Tuned"
-	ReasonUnauthorized      = "Unauthorized"
-	ReasonUnreachable       = "Unreachable"
-	ReasonUnschedulable     = "Unschedulable"
-	ReasonWorkflowCreated   = "WorkflowCreated"
+	// ReasonSnapshotStateUnknown: the snapshot's state in its repository could not be
+	// read; the operator retries, and never deletes a snapshot whose state it has not read.
+	ReasonSnapshotStateUnknown = "SnapshotStateUnknown"
+	ReasonSnapshotStarted      = "SnapshotStarted"
+	ReasonSnapshotSucceeded    = "SnapshotSucceeded"
+	ReasonTLSError             = "TLSError"
+	ReasonTuned                = "Tuned"
+	ReasonUnauthorized         = "Unauthorized"
+	ReasonUnreachable          = "Unreachable"
+	ReasonUnschedulable        = "Unschedulable"
+	ReasonWorkflowCreated      = "WorkflowCreated"
 )
