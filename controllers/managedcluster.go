@@ -508,17 +508,31 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		sc.Status.Rollout = nil
 		return rollout.Plan{}, nil
 	}
-	plan := rollout.Decide(rollout.State{
+	state := rollout.State{
 		Pods:           obs.pods,
 		Missing:        obs.missing,
 		MaxUnavailable: int(max(sc.Spec.Managed.UpdateStrategy.MaxUnavailable, 1)),
 		VersionUpgrade: obs.upgrade,
 		Health:         r.clusterHealth(ctx, m),
 		Draining:       sc.Status.DrainingNodes,
-	})
-	if serving := servingPods(plan, obs.pods); len(serving) > 0 {
+	}
+	plan := rollout.Decide(state)
+	if serving := servingPods(plan, state); len(serving) > 0 {
 		if err := r.prepareRestart(ctx, sc, m.probe.nodes, serving); err != nil {
 			plan.Restart, plan.BlockedBy, plan.Reason = nil, "prepare_restart", err.Error()
+		}
+	}
+	if len(plan.Restart) > 0 {
+		// Preparing took requests to OpenSearch, and on a busy machine a pod can turn
+		// unready meanwhile: the plan is made again on the pods as they are now, and only
+		// what both plans restart goes.
+		if err := r.refreshReadiness(ctx, sc, &state); err != nil {
+			return plan, err
+		}
+		again := rollout.Decide(state)
+		plan.Restart = slices.DeleteFunc(plan.Restart, func(name string) bool { return !slices.Contains(again.Restart, name) })
+		if len(plan.Restart) == 0 {
+			plan.BlockedBy, plan.Reason = again.BlockedBy, again.Reason
 		}
 	}
 	for _, name := range plan.Restart {
@@ -536,27 +550,69 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 	return plan, nil
 }
 
-// servingPods are the ready pods the plan restarts.
-func servingPods(plan rollout.Plan, pods []rollout.Pod) (ready []rollout.Pod) {
-	for _, p := range pods {
-		if p.Ready && slices.Contains(plan.Restart, p.Name) {
-			ready = append(ready, p)
+// servingPods are the pods the plan restarts whose nodes serve (rollout.State.Serving),
+// ready or not.
+func servingPods(plan rollout.Plan, s rollout.State) (serving []rollout.Pod) {
+	for _, p := range s.Pods {
+		if s.Serving(p) && slices.Contains(plan.Restart, p.Name) {
+			serving = append(serving, p)
 		}
 	}
-	return ready
+	return serving
 }
 
+// refreshReadiness reads the pods' readiness and deletion past the cache into s.
+func (r *SearchClusterReconciler) refreshReadiness(ctx context.Context, sc *v1alpha1.SearchCluster, s *rollout.State) error {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
+		return err
+	}
+	s.Pods = slices.Clone(s.Pods)
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		j := slices.IndexFunc(pods.Items, func(k corev1.Pod) bool { return k.Name == p.Name })
+		if j < 0 {
+			p.Ready, p.Terminating = false, true
+			continue
+		}
+		p.Ready, p.Terminating = managed.PodReady(&pods.Items[j]), pods.Items[j].DeletionTimestamp != nil
+	}
+	return nil
+}
+
+// restartSettings are the persistent cluster settings a rolling restart changes.
+var restartSettings = []string{rollout.AllocationSetting, awarenessSetting, forcedSetting}
+
 // prepareRestart restricts allocation to primaries, flushes, and weighs the data nodes
-// about to stop out of search routing, before a serving node goes down. A node that is not
-// ready is restarted without it: its cluster may not answer.
+// about to stop out of search routing, before a serving node goes down. A node that serves
+// nothing is restarted without it: its cluster may not answer. The first restart of a
+// rollout records its intent and the settings it changes in status before it changes
+// anything, so the lift happens even if the operator dies right after the change.
 func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alpha1.SearchCluster, nodes []opensearch.NodeVariant, serving []rollout.Pod) error {
 	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return err
 	}
-	// Marked before the calls: a restriction (or weights) that took effect but whose answer
-	// was lost is still lifted later.
-	sc.Status.AllocationRestricted = true
+	if !sc.Status.AllocationRestricted {
+		current, err := osClient.PersistentClusterSettings(ctx)
+		if err != nil {
+			return fmt.Errorf("reading cluster settings before a restart: %w", err)
+		}
+		sc.Status.SettingsBeforeRestart = nil
+		for _, k := range restartSettings {
+			if v, ok := current[k]; ok {
+				if sc.Status.SettingsBeforeRestart == nil {
+					sc.Status.SettingsBeforeRestart = map[string]string{}
+				}
+				sc.Status.SettingsBeforeRestart[k] = v
+			}
+		}
+		sc.Status.AllocationRestricted = true
+		if err := r.Status().Update(ctx, sc); err != nil {
+			sc.Status.AllocationRestricted, sc.Status.SettingsBeforeRestart = false, nil
+			return fmt.Errorf("recording the restart in status before changing cluster settings: %w", err)
+		}
+	}
 	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: "primaries"}); err != nil {
 		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
 	}
@@ -575,8 +631,9 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 	return routeSearchesAway(ctx, osClient, sc, nodes, away)
 }
 
-// endRestart lifts what prepareRestart set: the allocation restriction (a persistent
-// primaries setting found here is taken to be the rollout's own) and the search weights.
+// endRestart puts back what prepareRestart changed: the search weights, then each setting
+// as status.settingsBeforeRestart recorded it — where it still holds the restart's value;
+// a value someone set meanwhile is theirs and stays.
 func (r *SearchClusterReconciler) endRestart(ctx context.Context, sc *v1alpha1.SearchCluster) error {
 	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
@@ -587,12 +644,32 @@ func (r *SearchClusterReconciler) endRestart(ctx context.Context, sc *v1alpha1.S
 	if err != nil {
 		return err
 	}
+	restore := map[string]any{}
 	if settings[rollout.AllocationSetting] == "primaries" {
-		if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: nil}); err != nil {
+		restore[rollout.AllocationSetting] = before(sc, rollout.AllocationSetting)
+	}
+	if weighed(settings) {
+		if err := removeSearchWeights(ctx, osClient); err != nil {
+			return err
+		}
+		restore[awarenessSetting], restore[forcedSetting] = before(sc, awarenessSetting), before(sc, forcedSetting)
+	}
+	if len(restore) > 0 {
+		if err := osClient.PutPersistentClusterSettings(ctx, restore); err != nil {
 			return err
 		}
 	}
-	return restoreSearchRouting(ctx, osClient, settings)
+	sc.Status.SettingsBeforeRestart = nil
+	return nil
+}
+
+// before is the value status.settingsBeforeRestart recorded for a setting, nil (unset)
+// when it was unset.
+func before(sc *v1alpha1.SearchCluster, setting string) any {
+	if v, ok := sc.Status.SettingsBeforeRestart[setting]; ok {
+		return v
+	}
+	return nil
 }
 
 func (r *SearchClusterReconciler) health() HealthSource {

@@ -3,11 +3,14 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
@@ -79,9 +83,34 @@ func (f *fakeCluster) DeleteSearchWeights(context.Context, int64) error {
 }
 
 func reconcilerWith(f *fakeCluster, objs ...client.Object) *SearchClusterReconciler {
-	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).Build()
+	return reconcilerOn(fake.NewClientBuilder(), f, objs...)
+}
+
+// reconcilerOn builds the reconciler's client with b (interceptors, for faults), SearchCluster
+// status as a subresource.
+func reconcilerOn(b *fake.ClientBuilder, f *fakeCluster, objs ...client.Object) *SearchClusterReconciler {
+	c := b.WithScheme(Scheme()).WithObjects(objs...).WithStatusSubresource(&v1alpha1.SearchCluster{}).Build()
 	return &SearchClusterReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10),
 		openSearch: func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error) { return f, nil }}
+}
+
+// applyPuts is what f's settings become after its writes, as OpenSearch applies them (nil
+// unsets).
+func applyPuts(f *fakeCluster) map[string]string {
+	out := maps.Clone(f.settings)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, put := range f.puts {
+		for k, v := range put {
+			if v == nil {
+				delete(out, k)
+			} else {
+				out[k] = fmt.Sprint(v)
+			}
+		}
+	}
+	return out
 }
 
 func TestProbe(t *testing.T) {
@@ -194,9 +223,7 @@ func TestObserveCPU(t *testing.T) {
 func TestRollOutStep(t *testing.T) {
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
 	sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1}}
-	podObj := func(name string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)}}
-	}
+	podObj := readyPod
 	pods := func(outdated ...bool) []rollout.Pod {
 		var out []rollout.Pod
 		for i, o := range outdated {
@@ -223,7 +250,7 @@ func TestRollOutStep(t *testing.T) {
 	} {
 		s := sc.DeepCopy()
 		s.Status.AllocationRestricted = tc.restricted
-		r := reconcilerWith(&tc.f, podObj("vectors-data-0"), podObj("vectors-data-1"), podObj("vectors-data-2"))
+		r := reconcilerWith(&tc.f, s, podObj("vectors-data-0"), podObj("vectors-data-1"), podObj("vectors-data-2"))
 		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
 		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: tc.pods}})
 		if err != nil {
@@ -279,12 +306,12 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 		var objs []client.Object
 		var pods []rollout.Pod
 		for i, n := range names {
-			objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ns", UID: types.UID("uid-" + n)}})
+			objs = append(objs, readyPod(n))
 			pods = append(pods, rollout.Pod{Name: n, Pool: "data", Ordinal: i, Ready: true, Data: true, Outdated: i == 1})
 		}
-		r := reconcilerWith(&tc.f, objs...)
-		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
 		s := sc.DeepCopy()
+		r := reconcilerWith(&tc.f, append(objs, s)...)
+		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
 		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: pods}, probe: probeResult{nodes: tc.nodes}})
 		if err != nil || len(plan.Restart) != 1 {
 			t.Fatalf("%s: restart %v, %v; want vectors-data-1 restarted with or without weights", tc.name, plan.Restart, err)
@@ -327,6 +354,114 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRestartRecordsItsIntentFirst: the restart's intent (status.allocationRestricted and
+// the settings it changes) reaches the API server before any setting changes in
+// OpenSearch; when that write fails nothing changes and no pod goes.
+func TestRestartRecordsItsIntentFirst(t *testing.T) {
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
+	sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1}}
+	pod := readyPod("vectors-data-0")
+	pods := []rollout.Pod{{Name: "vectors-data-0", Pool: "data", Ready: true, Outdated: true}}
+	for _, refuse := range []bool{false, true} {
+		f := &fakeCluster{settings: map[string]string{rollout.AllocationSetting: "all"}}
+		var stored *v1alpha1.SearchCluster
+		statusWrite := func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if refuse {
+				return apierrors.NewServiceUnavailable("status writes refused")
+			}
+			if len(f.puts) > 0 {
+				t.Errorf("status written after %d setting writes to OpenSearch", len(f.puts))
+			}
+			stored = obj.(*v1alpha1.SearchCluster).DeepCopy()
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}
+		s := sc.DeepCopy()
+		r := reconcilerOn(fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: statusWrite}), f, s, pod.DeepCopy())
+		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
+		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: pods}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refuse {
+			if len(f.puts) != 0 || len(plan.Restart) != 0 || plan.BlockedBy != "prepare_restart" || s.Status.AllocationRestricted {
+				t.Errorf("status write refused: setting writes %v, restarts %v, blockedBy %q, restricted %v; want nothing changed, held by prepare_restart",
+					f.puts, plan.Restart, plan.BlockedBy, s.Status.AllocationRestricted)
+			}
+			continue
+		}
+		if stored == nil || !stored.Status.AllocationRestricted || stored.Status.SettingsBeforeRestart[rollout.AllocationSetting] != "all" || len(plan.Restart) != 1 {
+			t.Errorf("stored status %+v before the restart %v; want allocationRestricted and allocation.enable=all recorded", stored, plan.Restart)
+		}
+	}
+}
+
+// TestRestartPutsBackTheUsersSettings: a user's own persistent awareness and allocation
+// settings are what the cluster has again once the restart is over, whatever the restart
+// set meanwhile; settings the user changes during the restart stay as the user set them.
+func TestRestartPutsBackTheUsersSettings(t *testing.T) {
+	names := []string{"vectors-data-0", "vectors-data-1", "vectors-data-2"}
+	var nodes []opensearch.NodeVariant
+	for _, n := range names {
+		nodes = append(nodes, opensearch.NodeVariant{Name: n, Attributes: map[string]string{managed.NodeAttribute: n}})
+	}
+	for _, tc := range []struct {
+		name  string
+		user  map[string]string
+		after func(map[string]string) // what someone changes while the restart runs
+		want  map[string]string
+	}{
+		{"zone awareness", map[string]string{awarenessSetting: "zone", "cluster.routing.allocation.awareness.force.zone.values": "a,b"}, nil, nil},
+		{"allocation and awareness", map[string]string{rollout.AllocationSetting: "all", awarenessSetting: "zone,rack"}, nil, nil},
+		{"nothing set", map[string]string{}, nil, nil},
+		{"allocation changed meanwhile", map[string]string{awarenessSetting: "zone"},
+			func(s map[string]string) { s[rollout.AllocationSetting] = "none" },
+			map[string]string{awarenessSetting: "zone", rollout.AllocationSetting: "none"}},
+	} {
+		sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
+		sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1}, NodePools: []v1alpha1.NodePool{{Name: "data"}}}
+		var objs []client.Object
+		var pods []rollout.Pod
+		for i, n := range names {
+			objs = append(objs, readyPod(n))
+			pods = append(pods, rollout.Pod{Name: n, Pool: "data", Ordinal: i, Ready: true, Data: true, Outdated: i == 1})
+		}
+		f := &fakeCluster{settings: maps.Clone(tc.user), routing: opensearch.SearchRouting{Version: -1}}
+		r := reconcilerWith(f, append(objs, sc)...)
+		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
+		if _, err := r.rollOut(context.Background(), &managedRun{sc: sc, obs: poolObservation{pods: pods}, probe: probeResult{nodes: nodes}}); err != nil {
+			t.Fatal(err)
+		}
+		during := applyPuts(f)
+		if during[rollout.AllocationSetting] != "primaries" || !weighed(during) {
+			t.Fatalf("%s: during the restart %v; want allocation primaries and the node attribute weighed", tc.name, during)
+		}
+		if a := strings.Split(during[awarenessSetting], ","); tc.user[awarenessSetting] != "" && !slices.Contains(a, strings.Split(tc.user[awarenessSetting], ",")[0]) {
+			t.Errorf("%s: awareness during the restart %v dropped the user's %q", tc.name, a, tc.user[awarenessSetting])
+		}
+		if tc.after != nil {
+			tc.after(during)
+		}
+		f.settings, f.puts = during, nil
+		if err := r.endRestart(context.Background(), sc); err != nil {
+			t.Fatal(err)
+		}
+		want := tc.want
+		if want == nil {
+			want = tc.user
+		}
+		if got := applyPuts(f); !maps.Equal(got, want) {
+			t.Errorf("%s: after the restart %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// readyPod is a pod of SearchCluster ns/vectors whose readiness probe passes.
+func readyPod(name string) *corev1.Pod {
+	labels := managed.ClusterSelector(&v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors"}})
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Labels: labels},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 }
 
 type staticHealth struct{ h rollout.Health }

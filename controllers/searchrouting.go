@@ -61,34 +61,39 @@ func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.Se
 	return nil
 }
 
-// restoreSearchRouting removes what routeSearchesAway set, once every node is back: the
-// weights, then the awareness settings (the pools' own awareness attributes from their
-// configuration apply again). settings are the persistent cluster settings as just read.
-func restoreSearchRouting(ctx context.Context, osClient clusterAPI, settings map[string]string) error {
-	if !slices.Contains(strings.Split(settings[awarenessSetting], ","), managed.NodeAttribute) {
-		return nil
-	}
+// weighed says whether the persistent settings hold the restart's awareness attribute.
+func weighed(settings map[string]string) bool {
+	return slices.Contains(strings.Split(settings[awarenessSetting], ","), managed.NodeAttribute)
+}
+
+// removeSearchWeights deletes the weights on the per-node attribute, if any.
+func removeSearchWeights(ctx context.Context, osClient clusterAPI) error {
 	current, err := osClient.SearchWeights(ctx, managed.NodeAttribute)
 	if err != nil {
 		return err
 	}
-	if len(current.Weights) > 0 {
-		if err := osClient.DeleteSearchWeights(ctx, current.Version); err != nil {
-			return err
-		}
+	if len(current.Weights) == 0 {
+		return nil
 	}
-	return osClient.PutPersistentClusterSettings(ctx, map[string]any{awarenessSetting: nil, forcedSetting: nil})
+	return osClient.DeleteSearchWeights(ctx, current.Version)
 }
 
-// awarenessAttributes are the awareness attributes the pools' configuration sets, then the
-// per-node one: the persistent setting replaces the configured one while it is set.
+// awarenessAttributes are the awareness attributes in force before the restart — the
+// persistent setting it found, or else the pools' configuration — then the per-node one:
+// the persistent setting replaces the configured one while it is set.
 func awarenessAttributes(sc *v1alpha1.SearchCluster) []string {
+	var configured []string
+	if v, ok := sc.Status.SettingsBeforeRestart[awarenessSetting]; ok {
+		configured = strings.Split(v, ",")
+	} else {
+		for _, p := range sc.Spec.Managed.NodePools {
+			configured = append(configured, strings.Split(p.AdditionalConfig[awarenessSetting], ",")...)
+		}
+	}
 	var out []string
-	for _, p := range sc.Spec.Managed.NodePools {
-		for _, a := range strings.Split(p.AdditionalConfig[awarenessSetting], ",") {
-			if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) && a != managed.NodeAttribute {
-				out = append(out, a)
-			}
+	for _, a := range configured {
+		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) && a != managed.NodeAttribute {
+			out = append(out, a)
 		}
 	}
 	return append(out, managed.NodeAttribute)

@@ -473,11 +473,19 @@ type SearchClusterStatus struct {
 	// scaleDown is the removal of a node a shrinking or removed pool no longer wants.
 	// +optional
 	ScaleDown *ScaleDownStatus `json:"scaleDown,omitempty"`
-	// allocationRestricted: the operator set cluster.routing.allocation.enable to
-	// primaries (and search weights) for a rolling restart and has not lifted them yet;
-	// it retries the lift until it succeeds once every node is back.
+	// allocationRestricted: a rolling restart restricts cluster.routing.allocation.enable
+	// to primaries (and sets search weights) and has not lifted them yet. It is written
+	// before the first change reaches OpenSearch, so a change whose status write is lost
+	// (an operator killed between the two) is still lifted; the lift is retried until it
+	// succeeds once every node is back.
 	// +optional
 	AllocationRestricted bool `json:"allocationRestricted,omitempty"`
+	// settingsBeforeRestart are the persistent cluster settings a rolling restart changes
+	// (shard allocation, allocation awareness), as they were before it changed them,
+	// recorded with allocationRestricted and put back by the lift; a setting that was
+	// unset is absent.
+	// +optional
+	SettingsBeforeRestart map[string]string `json:"settingsBeforeRestart,omitempty"`
 	// conditions: Ready, Progressing, Degraded, and Scheduled for managed clusters.
 	// +listType=map
 	// +listMapKey=type

@@ -1152,6 +1152,13 @@ func (in *SearchClusterStatus) DeepCopyInto(out *SearchClusterStatus) {
 		*out = new(ScaleDownStatus)
 		**out = **in
 	}
+	if in.SettingsBeforeRestart != nil {
+		in, out := &in.SettingsBeforeRestart, &out.SettingsBeforeRestart
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -378,7 +378,8 @@ func (c *Client) PutPersistentClusterSettings(ctx context.Context, settings map[
 }
 
 // PersistentClusterSettings reads the persistent cluster settings, flat (a missing key is
-// an unset setting).
+// an unset setting); a list setting is its values joined by commas, the form a PUT takes
+// back.
 func (c *Client) PersistentClusterSettings(ctx context.Context) (map[string]string, error) {
 	var out struct {
 		Persistent map[string]any `json:"persistent"`
@@ -388,6 +389,14 @@ func (c *Client) PersistentClusterSettings(ctx context.Context) (map[string]stri
 	}
 	settings := make(map[string]string, len(out.Persistent))
 	for k, v := range out.Persistent {
+		if list, ok := v.([]any); ok {
+			values := make([]string, len(list))
+			for i, e := range list {
+				values[i] = fmt.Sprint(e)
+			}
+			settings[k] = strings.Join(values, ",")
+			continue
+		}
 		settings[k] = fmt.Sprint(v)
 	}
 	return settings, nil
