@@ -487,7 +487,7 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 			"the Argo runner needs Argo Workflows' CRDs, which the API server did not serve when the operator started")
 		return ctrl.Result{}, nil
 	}
-	if err := benchrun.RunnerAllowed(run.Spec.Runner, r.Options.BenchmarkImages, r.Options.BenchmarkServiceAccounts); err != nil {
+	if err := benchrun.RunnerAllowed(run.Spec.Runner, r.Options.BenchmarkRunners); err != nil {
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, v1alpha1.ReasonRunnerNotAllowed, err.Error())
 		return ctrl.Result{}, nil
 	}

@@ -112,7 +112,8 @@ func TestLocalBenchmarkRunTunesItsIndex(t *testing.T) {
 // table, and ttlAfterFinished removes the Workflow but keeps the run.
 func TestArgoBenchmarkRun(t *testing.T) {
 	opts := fastOptions
-	opts.BenchmarkImages, opts.BenchmarkServiceAccounts = []string{"registry.example.com/vectorpilot:*"}, []string{"benchmark"}
+	opts.BenchmarkRunners = benchrun.RunnerAllowlist{WorkflowTemplates: []string{"vectorpilot-benchmark-sweep"},
+		Images: []string{"registry.example.com/vectorpilot:*"}, ServiceAccounts: []string{"benchmark"}}
 	e := startOperatorWith(t, opts)
 	url := testsupport.OpenSearchURL(t)
 	e.cluster("vectors", url)
@@ -120,13 +121,18 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	e.create(vi)
 	e.waitIndexReady(vi)
 
-	// An image or service account outside the operator's allowlists is refused; no Workflow.
+	// A template, image or service account outside the operator's allowlists is refused; no
+	// Workflow.
 	for name, runner := range map[string]v1alpha1.BenchmarkRunner{
-		"other-image":   {Image: "evil.example.com/miner:1"},
-		"other-account": {ServiceAccountName: "vectorpilot-manager"},
+		"other-image":    {Image: "evil.example.com/miner:1"},
+		"other-account":  {ServiceAccountName: "vectorpilot-manager"},
+		"other-template": {WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "deploy-production"}},
 	} {
 		refused := localRun(e, name, vi.Name, time.Second)
-		runner.Type, runner.WorkflowTemplateRef = v1alpha1.RunnerArgo, &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}
+		runner.Type = v1alpha1.RunnerArgo
+		if runner.WorkflowTemplateRef == nil {
+			runner.WorkflowTemplateRef = &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}
+		}
 		refused.Spec.Runner = runner
 		e.create(refused)
 		e.waitCondition(refused, func() []metav1.Condition { return refused.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonRunnerNotAllowed, 30*time.Second)

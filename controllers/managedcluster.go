@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -144,7 +145,11 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 		{Name: "secure", Run: r.secure},
 		steps.Fallible("apply objects", func(ctx context.Context, m *managedRun) (err error) {
 			if m.pools, err = r.applyObjects(ctx, m.sc, m.security); err != nil {
-				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, v1alpha1.ReasonApplyFailed, err.Error())
+				reason := v1alpha1.ReasonApplyFailed
+				if errors.Is(err, managed.ErrNoSysctlImage) {
+					reason = v1alpha1.ReasonPrivilegedStepRefused
+				}
+				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, reason, err.Error())
 			}
 			return err
 		}),
@@ -199,7 +204,7 @@ func (r *SearchClusterReconciler) recordBootstrap(ctx context.Context, sc *v1alp
 // applyObjects server-side applies every object of the cluster and returns the pools it
 // runs: the spec's, as applied, then removed pools whose StatefulSets still exist.
 func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster, security map[string]managed.SecurityRevision) ([]poolView, error) {
-	live := managed.Live{Security: security, Replicas: map[string]int32{}}
+	live := managed.Live{Security: security, Replicas: map[string]int32{}, SysctlImage: r.Options.SysctlImage}
 	if sc.Status.ClusterUUID == "" {
 		live.InitialManagers = sc.Status.InitialClusterManagerNodes
 	}

@@ -78,13 +78,18 @@ type Options struct {
 	// ObserveRequest, when set, sees every request sent to OpenSearch (method and path);
 	// tests derive the operator's OpenSearch role from them.
 	ObserveRequest func(method, path string)
+	// SysctlImage is the image of the privileged init step of mmap: InitContainer clusters
+	// (the operator's own image, which runs `vectorpilot sysctl-max-map-count`); empty
+	// refuses that mode.
+	SysctlImage string
 	// OperatorNamespace is where the operator's pods run; managed clusters' NetworkPolicies
 	// admit them from there. Empty when the operator runs outside the cluster.
 	OperatorNamespace string
-	// BenchmarkImages and BenchmarkServiceAccounts are what an Argo BenchmarkRun may set as
-	// spec.runner.image and serviceAccountName (an entry ending in * matches by prefix);
-	// empty fields take the WorkflowTemplate's defaults and are always allowed.
-	BenchmarkImages, BenchmarkServiceAccounts []string
+	// BenchmarkRunners is what an Argo BenchmarkRun may name as spec.runner's
+	// workflowTemplateRef, image and serviceAccountName (an entry ending in * matches by
+	// prefix); empty image and service account take the WorkflowTemplate's defaults and are
+	// always allowed.
+	BenchmarkRunners benchrun.RunnerAllowlist
 	// HDF5 reads HDF5 datasets for Local benchmark runs. Default: bin/venv/bin/python and
 	// hack/hdf5_export.py, relative to the working directory.
 	HDF5 benchrun.HDF5Reader

@@ -16,7 +16,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand())
+	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand(), newSysctlCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "vectorpilot:", err)
 		os.Exit(1)

@@ -14,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
 
 // managerOptions are the manager's command-line settings.
@@ -52,9 +53,11 @@ func newManagerCommand() *cobra.Command {
 	f.DurationVar(&opts.controllers.SnapshotStallTimeout, "snapshot-stall-timeout", 30*time.Minute, "abort a running snapshot whose shards and bytes done have not moved for this long")
 	f.DurationVar(&opts.controllers.MetricsInterval, "opensearch-stats-interval", 30*time.Second, "how often the metrics read OpenSearch's statistics (search counters, node CPU, heap, k-NN, snapshots); scraping the metrics faster only repeats samples")
 	f.Int64Var(&opts.controllers.LocalBenchmarkMaxBytes, "local-benchmark-max-bytes", 256<<20, "most bytes of vectors a Local BenchmarkRun may hold in the operator's memory")
+	f.StringVar(&opts.controllers.SysctlImage, "sysctl-image", "", "image of the privileged init container that raises vm.max_map_count for mmap: InitContainer clusters, running `vectorpilot "+managed.SysctlCommand+"` (the operator's own image; the chart sets it); empty refuses that mode")
 	f.StringVar(&opts.controllers.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the operator's pods, which managed clusters' NetworkPolicies admit (POD_NAMESPACE from the downward API by default)")
-	f.StringSliceVar(&opts.controllers.BenchmarkImages, "benchmark-allowed-images", nil, "images an Argo BenchmarkRun may set as spec.runner.image (an entry ending in * matches by prefix); none by default")
-	f.StringSliceVar(&opts.controllers.BenchmarkServiceAccounts, "benchmark-allowed-service-accounts", nil, "service accounts an Argo BenchmarkRun may set as spec.runner.serviceAccountName; none by default")
+	f.StringSliceVar(&opts.controllers.BenchmarkRunners.WorkflowTemplates, "benchmark-allowed-workflow-templates", []string{"vectorpilot-benchmark-sweep"}, "WorkflowTemplates an Argo BenchmarkRun may name as spec.runner.workflowTemplateRef (an entry ending in * matches by prefix); the shipped sweep template by default")
+	f.StringSliceVar(&opts.controllers.BenchmarkRunners.Images, "benchmark-allowed-images", nil, "images an Argo BenchmarkRun may set as spec.runner.image (an entry ending in * matches by prefix); none by default")
+	f.StringSliceVar(&opts.controllers.BenchmarkRunners.ServiceAccounts, "benchmark-allowed-service-accounts", nil, "service accounts an Argo BenchmarkRun may set as spec.runner.serviceAccountName; none by default")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(goFlags)
 	f.AddGoFlagSet(goFlags)

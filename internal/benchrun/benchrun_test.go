@@ -103,29 +103,39 @@ func peakRSS(b *testing.B) int64 {
 }
 
 func TestRunnerAllowlists(t *testing.T) {
-	images := []string{"registry.example.com/vectorpilot:*", "ghcr.io/acme/bench:1.2.3"}
-	accounts := []string{"vectorpilot-benchmark"}
+	list := RunnerAllowlist{
+		WorkflowTemplates: []string{"vectorpilot-benchmark-sweep", "team-bench-*"},
+		Images:            []string{"registry.example.com/vectorpilot:*", "ghcr.io/acme/bench:1.2.3"},
+		ServiceAccounts:   []string{"vectorpilot-benchmark"},
+	}
+	sweep := &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep"}
 	cases := []struct {
 		name   string
 		runner v1alpha1.BenchmarkRunner
 		ok     bool
 	}{
-		{"the template's defaults", v1alpha1.BenchmarkRunner{Type: "Argo"}, true},
-		{"an allowed image by prefix", v1alpha1.BenchmarkRunner{Image: "registry.example.com/vectorpilot:v0.3.0"}, true},
-		{"an allowed image exactly", v1alpha1.BenchmarkRunner{Image: "ghcr.io/acme/bench:1.2.3"}, true},
-		{"another tag of an exact entry", v1alpha1.BenchmarkRunner{Image: "ghcr.io/acme/bench:latest"}, false},
-		{"an image from elsewhere", v1alpha1.BenchmarkRunner{Image: "evil.example.com/miner:1"}, false},
-		{"a look-alike registry", v1alpha1.BenchmarkRunner{Image: "registry.example.com.evil.io/vectorpilot:1"}, false},
-		{"the allowed service account", v1alpha1.BenchmarkRunner{ServiceAccountName: "vectorpilot-benchmark"}, true},
-		{"another service account", v1alpha1.BenchmarkRunner{ServiceAccountName: "cluster-admin-sa"}, false},
+		{"the template's defaults", v1alpha1.BenchmarkRunner{Type: "Argo", WorkflowTemplateRef: sweep}, true},
+		{"an allowed template by prefix", v1alpha1.BenchmarkRunner{Type: "Argo", WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "team-bench-ivf"}}, true},
+		{"another template of the namespace", v1alpha1.BenchmarkRunner{Type: "Argo", WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "deploy-production"}}, false},
+		{"a look-alike template", v1alpha1.BenchmarkRunner{Type: "Argo", WorkflowTemplateRef: &v1alpha1.LocalObjectReference{Name: "vectorpilot-benchmark-sweep-admin"}}, false},
+		{"an allowed image by prefix", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, Image: "registry.example.com/vectorpilot:v0.3.0"}, true},
+		{"an allowed image exactly", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, Image: "ghcr.io/acme/bench:1.2.3"}, true},
+		{"another tag of an exact entry", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, Image: "ghcr.io/acme/bench:latest"}, false},
+		{"an image from elsewhere", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, Image: "evil.example.com/miner:1"}, false},
+		{"a look-alike registry", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, Image: "registry.example.com.evil.io/vectorpilot:1"}, false},
+		{"the allowed service account", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, ServiceAccountName: "vectorpilot-benchmark"}, true},
+		{"another service account", v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep, ServiceAccountName: "cluster-admin-sa"}, false},
 	}
 	for _, c := range cases {
-		err := RunnerAllowed(c.runner, images, accounts)
+		err := RunnerAllowed(c.runner, list)
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v, want allowed=%v", c.name, err, c.ok)
 		}
 	}
-	if err := RunnerAllowed(v1alpha1.BenchmarkRunner{Image: "x"}, nil, nil); err == nil {
+	if err := RunnerAllowed(v1alpha1.BenchmarkRunner{Image: "x"}, RunnerAllowlist{}); err == nil {
 		t.Error("with no allowlist, an explicit image must be refused")
+	}
+	if err := RunnerAllowed(v1alpha1.BenchmarkRunner{WorkflowTemplateRef: sweep}, RunnerAllowlist{}); err == nil || !strings.Contains(err.Error(), "spec.runner.workflowTemplateRef") {
+		t.Errorf("with no allowlist, a template must be refused naming the field: %v", err)
 	}
 }

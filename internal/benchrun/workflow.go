@@ -109,17 +109,28 @@ func orNone(s string) string {
 	return s
 }
 
-// RunnerAllowed says whether the operator may submit a Workflow with the run's image and
-// service account: a BenchmarkRun's author must not get a pod running an image of their
-// choosing, or under a service account of their choosing, on the operator's authority.
-// Empty fields (the WorkflowTemplate's defaults) are always allowed; others must match an
-// entry of the operator's allowlists, exactly or, for an entry ending in *, by prefix.
-func RunnerAllowed(r v1alpha1.BenchmarkRunner, images, serviceAccounts []string) error {
-	if r.Image != "" && !allowed(r.Image, images) {
-		return fmt.Errorf("spec.runner.image %q is not in the operator's allowed benchmark images (--benchmark-allowed-images: %v)", r.Image, images)
+// RunnerAllowlist is what an Argo BenchmarkRun may name: the WorkflowTemplates it may
+// submit, and the images and service accounts it may set. An entry ending in * matches by
+// prefix.
+type RunnerAllowlist struct {
+	WorkflowTemplates, Images, ServiceAccounts []string
+}
+
+// RunnerAllowed says whether the operator may submit a Workflow from the run's template,
+// with its image and service account: a BenchmarkRun's author must not get a pod running a
+// template, an image or a service account of their choosing on the operator's authority (a
+// deploy template in the same namespace may run as a powerful service account). The
+// template must be on the list; empty image and service account (the template's defaults)
+// are always allowed.
+func RunnerAllowed(r v1alpha1.BenchmarkRunner, list RunnerAllowlist) error {
+	if ref := r.WorkflowTemplateRef; ref != nil && !allowed(ref.Name, list.WorkflowTemplates) {
+		return fmt.Errorf("spec.runner.workflowTemplateRef %q is not in the operator's allowed benchmark WorkflowTemplates (--benchmark-allowed-workflow-templates: %v)", ref.Name, list.WorkflowTemplates)
 	}
-	if r.ServiceAccountName != "" && !allowed(r.ServiceAccountName, serviceAccounts) {
-		return fmt.Errorf("spec.runner.serviceAccountName %q is not in the operator's allowed benchmark service accounts (--benchmark-allowed-service-accounts: %v)", r.ServiceAccountName, serviceAccounts)
+	if r.Image != "" && !allowed(r.Image, list.Images) {
+		return fmt.Errorf("spec.runner.image %q is not in the operator's allowed benchmark images (--benchmark-allowed-images: %v)", r.Image, list.Images)
+	}
+	if r.ServiceAccountName != "" && !allowed(r.ServiceAccountName, list.ServiceAccounts) {
+		return fmt.Errorf("spec.runner.serviceAccountName %q is not in the operator's allowed benchmark service accounts (--benchmark-allowed-service-accounts: %v)", r.ServiceAccountName, list.ServiceAccounts)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ package managed
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -300,7 +301,16 @@ type Live struct {
 	// Replicas are the StatefulSet replicas of pools that still run more nodes than the
 	// spec wants: their leaving nodes go one at a time, after they are drained.
 	Replicas map[string]int32
+	// SysctlImage is the image the operator's installer chose for the one privileged step
+	// (mmap: InitContainer): never the cluster's own image, which whoever may create a
+	// SearchCluster chooses. Empty: that mode is refused (ErrNoSysctlImage).
+	SysctlImage string
 }
+
+// ErrNoSysctlImage: a cluster asks for mmap InitContainer and the operator was installed
+// without a sysctl image.
+var ErrNoSysctlImage = errors.New("spec.managed.mmap: InitContainer needs the privileged sysctl step's image, which the operator's installer chooses " +
+	"(chart value managedClusters.sysctlImage, flag --sysctl-image) and this operator has none: install it with one, or use mmap NodeConfigured or Disabled")
 
 // Objects are every object of a managed cluster, in apply order.
 func Objects(sc *v1alpha1.SearchCluster, live Live) ([]Pool, *corev1.Service, error) {
@@ -317,6 +327,9 @@ func Objects(sc *v1alpha1.SearchCluster, live Live) ([]Pool, *corev1.Service, er
 
 // BuildPool builds the objects of pool p.
 func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, live Live) (Pool, error) {
+	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer && live.SysctlImage == "" {
+		return Pool{}, ErrNoSysctlImage
+	}
 	config, err := Config(sc, p, live.InitialManagers)
 	if err != nil {
 		return Pool{}, err
@@ -349,7 +362,7 @@ func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, live Live) (Pool
 			},
 		},
 	}
-	sts := statefulSet(sc, p, name, l, hashed, live.Security[p.Name])
+	sts := statefulSet(sc, p, name, l, hashed, live.Security[p.Name], live.SysctlImage)
 	sts.Spec.Replicas = ptr.To(replicas)
 	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: sts}, nil
 }
@@ -385,7 +398,7 @@ const preStopSeconds = 10
 
 // statefulSet builds a pool's StatefulSet; config is its opensearch.yml without the
 // bootstrap setting, which the configuration hash covers.
-func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l map[string]string, config string, rev SecurityRevision) *appsv1.StatefulSet {
+func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l map[string]string, config string, rev SecurityRevision, sysctlImage string) *appsv1.StatefulSet {
 	image := Image(sc)
 	javaOpts := JavaOptions(p)
 	podLabels := map[string]string{}
@@ -461,7 +474,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 	}
 	var initContainers []corev1.Container
 	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer {
-		initContainers = append(initContainers, maxMapCountInit(image))
+		initContainers = append(initContainers, maxMapCountInit(sysctlImage))
 	}
 	nodeConfig, cpuInit := cpuDetectPod(image, &container)
 	volumes = append(volumes, nodeConfig)
@@ -527,14 +540,18 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 // MinMaxMapCount is the vm.max_map_count OpenSearch's bootstrap check wants for mmap.
 const MinMaxMapCount = 262144
 
-// maxMapCountInit raises the node's vm.max_map_count (never lowers it): privileged, as root,
-// the one thing in the pod that is.
+// SysctlCommand is the operator's subcommand that raises vm.max_map_count to
+// MinMaxMapCount (never lowers it); the privileged init container runs it.
+const SysctlCommand = "sysctl-max-map-count"
+
+// maxMapCountInit raises the node's vm.max_map_count: privileged, as root, the one thing in
+// the pod that is, so it runs image — the operator's installer's choice — doing only that,
+// never the cluster's image or a command a spec could change.
 func maxMapCountInit(image string) corev1.Container {
 	return corev1.Container{
 		Name:  "sysctl-max-map-count",
 		Image: image,
-		Command: []string{"sh", "-c", fmt.Sprintf(
-			"[ \"$(cat /proc/sys/vm/max_map_count)\" -ge %[1]d ] || echo %[1]d > /proc/sys/vm/max_map_count", MinMaxMapCount)},
+		Args:  []string{SysctlCommand},
 		SecurityContext: &corev1.SecurityContext{
 			Privileged:   ptr.To(true),
 			RunAsUser:    ptr.To[int64](0),

@@ -1,7 +1,9 @@
 package managed
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -327,7 +329,8 @@ func TestMMapModes(t *testing.T) {
 		if v, _ := got["node.store.allow_mmap"].(string); v != tc.allowMMap {
 			t.Errorf("mmap %q: node.store.allow_mmap = %q, want %q", tc.mode, v, tc.allowMMap)
 		}
-		ss := statefulSet(sc, pool, "vec-cm", nil, cfg, SecurityRevision{})
+		sc.Spec.Managed.Image = "attacker.example/anything:latest" // the spec's author chooses this one
+		ss := statefulSet(sc, pool, "vec-cm", nil, cfg, SecurityRevision{}, "registry.example/vectorpilot:1.0")
 		var inits []corev1.Container
 		for _, c := range ss.Spec.Template.Spec.InitContainers {
 			if c.Name != SecurityPluginCheck && c.Name != cpuInitName {
@@ -340,9 +343,27 @@ func TestMMapModes(t *testing.T) {
 		if tc.init {
 			c := inits[0]
 			if c.SecurityContext == nil || !*c.SecurityContext.Privileged || *c.SecurityContext.RunAsUser != 0 ||
-				!strings.Contains(strings.Join(c.Command, " "), "262144 > /proc/sys/vm/max_map_count") {
-				t.Errorf("init container %+v", c)
+				c.Image != "registry.example/vectorpilot:1.0" || len(c.Command) != 0 || !slices.Equal(c.Args, []string{SysctlCommand}) {
+				t.Errorf("privileged init container %+v: want the installer's image running only %s", c, SysctlCommand)
 			}
 		}
+		for _, c := range append(ss.Spec.Template.Spec.InitContainers, ss.Spec.Template.Spec.Containers...) {
+			if c.SecurityContext != nil && ptr.Deref(c.SecurityContext.Privileged, false) && c.Image == sc.Spec.Managed.Image {
+				t.Errorf("mmap %q: container %s runs the spec's image privileged", tc.mode, c.Name)
+			}
+		}
+	}
+}
+
+// TestMMapInitContainerNeedsTheInstallersImage: without the image the operator's installer
+// chose for the privileged step, an mmap: InitContainer cluster is refused, naming the field.
+func TestMMapInitContainerNeedsTheInstallersImage(t *testing.T) {
+	sc := sample()
+	sc.Spec.Managed.MMap = v1alpha1.MMapInitContainer
+	if _, _, err := Objects(sc, Live{}); !errors.Is(err, ErrNoSysctlImage) || !strings.Contains(err.Error(), "spec.managed.mmap") {
+		t.Errorf("no sysctl image: %v, want ErrNoSysctlImage naming spec.managed.mmap", err)
+	}
+	if _, _, err := Objects(sc, Live{SysctlImage: "registry.example/vectorpilot:1.0"}); err != nil {
+		t.Errorf("with a sysctl image: %v", err)
 	}
 }

@@ -206,6 +206,44 @@ func checkDashboardConfigMap(t *testing.T, obj *unstructured.Unstructured) {
 	}
 }
 
+// TestPrivilegedSysctlRunsTheInstallersImage: the operator is told the image of the one
+// privileged step it makes (mmap InitContainer): its own by default, the installer's
+// override, none when the installer turns it off.
+func TestPrivilegedSysctlRunsTheInstallersImage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"default: the operator's image", map[string]any{"image": map[string]any{"repository": "registry.example/vectorpilot", "tag": "1.2.3"}},
+			"--sysctl-image=registry.example/vectorpilot:1.2.3"},
+		{"the installer's image", map[string]any{"managedClusters": map[string]any{"privilegedSysctl": map[string]any{"image": "registry.example/sysctl:1"}}},
+			"--sysctl-image=registry.example/sysctl:1"},
+		{"turned off", map[string]any{"managedClusters": map[string]any{"privilegedSysctl": map[string]any{"enabled": false}}}, ""},
+	} {
+		objs, err := render(t, "vp", tc.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range objs {
+			if o.GetKind() != "Deployment" {
+				continue
+			}
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+			for _, a := range args {
+				if strings.HasPrefix(a, "--sysctl-image") {
+					got = append(got, a)
+				}
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestValuesOutsideTheSchemaAreRefused(t *testing.T) {
 	for name, values := range map[string]map[string]any{
 		"zero replicas":       {"replicaCount": 0},
