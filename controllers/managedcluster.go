@@ -26,6 +26,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
@@ -144,10 +145,17 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 		steps.Fallible("record bootstrap", func(ctx context.Context, m *managedRun) error { return r.recordBootstrap(ctx, m.sc) }),
 		{Name: "secure", Run: r.secure},
 		steps.Fallible("apply objects", func(ctx context.Context, m *managedRun) (err error) {
-			if m.pools, err = r.applyObjects(ctx, m.sc, m.security); err != nil {
+			if err = r.keystoreAllowed(ctx, m.sc); err == nil {
+				m.pools, err = r.applyObjects(ctx, m.sc, m.security)
+			}
+			if err != nil {
 				reason := v1alpha1.ReasonApplyFailed
-				if errors.Is(err, managed.ErrNoSysctlImage) {
+				var ce *connect.Error
+				switch {
+				case errors.Is(err, managed.ErrNoSysctlImage):
 					reason = v1alpha1.ReasonPrivilegedStepRefused
+				case errors.As(err, &ce):
+					reason = ce.Reason
 				}
 				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, reason, err.Error())
 			}
@@ -199,6 +207,18 @@ func (r *SearchClusterReconciler) recordBootstrap(ctx context.Context, sc *v1alp
 	sc.Status.InitialClusterManagerNodes = managed.InitialClusterManagerNodes(sc)
 	sc.Status.Endpoint = r.Resolver.Endpoint(sc)
 	return r.Status().Update(ctx, sc)
+}
+
+// keystoreAllowed checks that every keystore Secret consents to the cluster
+// (connect.ConsentAnnotation): its keys are mounted into pods whose image the cluster's
+// author chooses, so naming a Secret must not be a way to read it.
+func (r *SearchClusterReconciler) keystoreAllowed(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	for _, ks := range sc.Spec.Managed.Keystore {
+		if _, err := connect.ClusterSecret(ctx, r.APIReader, sc, ks.SecretName); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyObjects server-side applies every object of the cluster and returns the pools it

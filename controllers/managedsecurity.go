@@ -60,7 +60,7 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 	}
 	var user *security.UserCA
 	if ref := sc.Spec.Managed.Security.TLS.CASecretRef; ref != nil {
-		data, err := connect.SecretData(ctx, r.APIReader, sc.Namespace, ref.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+		data, err := connect.ClusterSecret(ctx, r.APIReader, sc, ref.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
 		if err != nil {
 			return fail(err)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -308,6 +309,8 @@ func differingTopTens(t *testing.T, c *opensearch.Client, index string, queries 
 
 func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }
 
+// secret is a user's Secret that every SearchCluster of its namespace may use
+// (connect.ConsentAnnotation); TestSecretsNeedTheirOwnersConsent covers one that does not.
 func secret(ns, name string, data map[string]string) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{connect.ConsentAnnotation: "*"}}, StringData: data}
 }

@@ -119,6 +119,9 @@ const (
 	// ReasonPrivilegedStepRefused: mmap InitContainer asked for a privileged step the
 	// operator was installed without (no sysctl image).
 	ReasonPrivilegedStepRefused = "PrivilegedStepRefused"
+	// ReasonSecretNotAllowed: a Secret a SearchCluster names does not consent to that
+	// cluster using it (annotation vectorpilot.io/searchclusters).
+	ReasonSecretNotAllowed      = "SecretNotAllowed"
 	ReasonSnapshotDeleted       = "SnapshotDeleted"
 	ReasonSnapshotFailed        = "SnapshotFailed"
 	ReasonSnapshotIndexNotFound = "SnapshotIndexNotFound"

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,7 +67,9 @@ func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*
 	}
 	cfg := opensearch.Config{Endpoint: ext.Endpoint, InsecureSkipVerify: ext.InsecureSkipVerify}
 	if ref := ext.CredentialsSecretRef; ref != nil {
-		data, err := r.secretData(ctx, sc.Namespace, ref.Name, UsernameKey, PasswordKey)
+		// The credentials go to whatever URL spec.external.endpoint names: only with the
+		// Secret's consent (the CA below is public and stays here).
+		data, err := ClusterSecret(ctx, r.Reader, sc, ref.Name, UsernameKey, PasswordKey)
 		if err != nil {
 			return nil, err
 		}
@@ -161,9 +164,50 @@ func (r *Resolver) secretData(ctx context.Context, namespace, name string, keys 
 	return SecretData(ctx, r.Reader, namespace, name, keys...)
 }
 
+// ConsentAnnotation on a Secret names the SearchClusters of its namespace that may use it
+// where its content leaves it through the operator — basic-auth credentials sent to an
+// external endpoint, a CA key that signs the cluster's certificates, keystore entries
+// mounted into the cluster's pods (whose image the cluster's author chooses): comma-separated
+// names, or * for every one. Whoever may create a SearchCluster but not read Secrets thus
+// cannot have the operator hand them one; only someone who may write the Secret consents.
+const ConsentAnnotation = "vectorpilot.io/searchclusters"
+
+// Consents says whether s allows SearchCluster cluster to use it (ConsentAnnotation).
+func Consents(s *corev1.Secret, cluster string) bool {
+	for _, name := range strings.Split(s.Annotations[ConsentAnnotation], ",") {
+		if name = strings.TrimSpace(name); name == "*" || name == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+// ClusterSecret reads a Secret sc names for a use its content leaves the Secret by (see
+// ConsentAnnotation) and checks it has keys; a Secret that does not consent is an *Error
+// with reason SecretNotAllowed, saying what its owner adds.
+func ClusterSecret(ctx context.Context, reader client.Reader, sc *v1alpha1.SearchCluster, name string, keys ...string) (map[string][]byte, error) {
+	s, err := readSecret(ctx, reader, sc.Namespace, name, keys)
+	if err != nil {
+		return nil, err
+	}
+	if !Consents(s, sc.Name) {
+		return nil, &Error{Reason: v1alpha1.ReasonSecretNotAllowed, Message: fmt.Sprintf(
+			"Secret %s/%s does not allow SearchCluster %s to use it: its owner annotates it %s: %q (or \"*\")", sc.Namespace, name, sc.Name, ConsentAnnotation, sc.Name)}
+	}
+	return s.Data, nil
+}
+
 // SecretData reads a Secret a user names and checks it has keys; a missing Secret or key is
 // an *Error with the reason a condition shows.
 func SecretData(ctx context.Context, reader client.Reader, namespace, name string, keys ...string) (map[string][]byte, error) {
+	s, err := readSecret(ctx, reader, namespace, name, keys)
+	if err != nil {
+		return nil, err
+	}
+	return s.Data, nil
+}
+
+func readSecret(ctx context.Context, reader client.Reader, namespace, name string, keys []string) (*corev1.Secret, error) {
 	var s corev1.Secret
 	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -176,7 +220,7 @@ func SecretData(ctx context.Context, reader client.Reader, namespace, name strin
 			return nil, &Error{Reason: v1alpha1.ReasonInvalidSecret, Message: fmt.Sprintf("Secret %s/%s has no key %q", namespace, name, k)}
 		}
 	}
-	return s.Data, nil
+	return &s, nil
 }
 
 // fingerprint hashes everything a client is built from; secrets are hashed, never stored.

@@ -59,10 +59,10 @@ func parseAPIError(status int, body []byte) error {
 			return apiErr
 		}
 	}
-	apiErr.Reason = strings.TrimSpace(string(body))
-	if len(apiErr.Reason) > 512 {
-		apiErr.Reason = apiErr.Reason[:512] + "…"
-	}
+	// Not OpenSearch's error shape: the endpoint may be any host a SearchCluster names (an
+	// internal service, a metadata endpoint), and its answer must not reach status, Events
+	// or logs.
+	apiErr.Reason = fmt.Sprintf("an answer of %d bytes that is not an OpenSearch error (not shown)", len(body))
 	return apiErr
 }
 

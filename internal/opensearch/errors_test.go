@@ -19,7 +19,9 @@ func TestParseAPIError(t *testing.T) {
 			`{"error":{"type":"mapper_parsing_exception","reason":"Failed to parse mapping","caused_by":{"type":"illegal_argument_exception","reason":"nmslib engine is deprecated"}},"status":400}`,
 			"mapper_parsing_exception", "Failed to parse mapping: nmslib engine is deprecated"},
 		{"string error", 401, `{"error":"Unauthorized","status":401}`, "", "Unauthorized"},
-		{"not json", 502, `<html>Bad Gateway</html>`, "", "<html>Bad Gateway</html>"},
+		// Any host's answer (a metadata endpoint's credentials, an internal page) stays out.
+		{"not json", 502, `<html>Bad Gateway</html>`, "", "an answer of 24 bytes that is not an OpenSearch error (not shown)"},
+		{"another service's JSON", 200, `{"AccessKeyId":"AKIA-SECRET","Token":"t0ken"}`, "", "an answer of 45 bytes that is not an OpenSearch error (not shown)"},
 	}
 	for _, c := range cases {
 		err := parseAPIError(c.status, []byte(c.body))

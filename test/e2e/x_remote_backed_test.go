@@ -16,6 +16,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -40,7 +41,8 @@ func TestRemoteBackedManagedCluster(t *testing.T) {
 	t.Cleanup(func() { _ = s3.Stop() })
 	testsupport.Send(t, http.MethodPut, s3.URL+"/vectors-remote", "")
 	ensureSearchNamespace(t)
-	credentials := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-credentials", Namespace: searchNamespace},
+	credentials := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-credentials", Namespace: searchNamespace,
+		Annotations: map[string]string{connect.ConsentAnnotation: "remote"}},
 		StringData: map[string]string{"s3.client.default.access_key": "e2e", "s3.client.default.secret_key": "e2e-secret"}}
 	if err := k8s.Create(ctx, credentials); err != nil {
 		t.Fatal(err)
