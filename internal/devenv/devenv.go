@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -82,6 +83,10 @@ func StartControlPlane(root string) (*ControlPlane, error) {
 
 // StartControlPlaneWith is StartControlPlane with configure called on the environment
 // before anything starts (listen address, apiserver flags).
+// crdWait is how long CRDs may take to be served. envtest's default, 10 s, ran out for
+// Argo's full Workflow CRDs on two cores busy with a build beside the tests.
+const crdWait = 2 * time.Minute
+
 func StartControlPlaneWith(root string, configure func(*envtest.Environment)) (*ControlPlane, error) {
 	assets, err := KubeAssets(root)
 	if err != nil {
@@ -91,6 +96,7 @@ func StartControlPlaneWith(root string, configure func(*envtest.Environment)) (*
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: crdWait},
 	}
 	if configure != nil {
 		configure(env)
@@ -163,7 +169,7 @@ func (c *ControlPlane) InstallArgoCRDs() error {
 		return fmt.Errorf("locating the argo-workflows module: %w", err)
 	}
 	dir := filepath.Join(strings.TrimSpace(string(out)), "manifests", "base", "crds", "full")
-	_, err = envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{Paths: []string{
+	_, err = envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{MaxTime: crdWait, Paths: []string{
 		filepath.Join(dir, "argoproj.io_workflows.yaml"),
 		filepath.Join(dir, "argoproj.io_workflowtemplates.yaml"),
 	}})
