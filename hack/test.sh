@@ -32,6 +32,10 @@ export VECTORPILOT_OPENSEARCH_URL
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(./...)
 go test -count=1 -timeout 60m "${args[@]}"
-# The Argo CD health checks run in a module of their own (test/argocd: Argo CD's Kubernetes
-# libraries are older than the operator's), with the whole run only.
-if [ $# -eq 0 ]; then (cd test/argocd && go test -count=1 ./...); fi
+# With the whole run only: the Argo CD health checks, in a module of their own (test/argocd:
+# Argo CD's Kubernetes libraries are older than the operator's), and the race detector over
+# every package's tests that need no real part (-short).
+if [ $# -eq 0 ]; then
+  (cd test/argocd && go test -count=1 ./...)
+  go test -race -short -count=1 ./...
+fi
