@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -151,11 +152,14 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			if err != nil {
 				reason := v1alpha1.ReasonApplyFailed
 				var ce *connect.Error
+				var nc *nameConflict
 				switch {
 				case errors.Is(err, managed.ErrNoSysctlImage):
 					reason = v1alpha1.ReasonPrivilegedStepRefused
 				case errors.As(err, &ce):
 					reason = ce.Reason
+				case errors.As(err, &nc):
+					reason = v1alpha1.ReasonNameConflict
 				}
 				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, reason, err.Error())
 			}
@@ -307,8 +311,29 @@ func (r *SearchClusterReconciler) applyNetworkPolicy(ctx context.Context, sc *v1
 	return client.IgnoreNotFound(r.Delete(ctx, np))
 }
 
-// apply server-side applies obj owned by sc and reads the result back into obj.
+// nameConflict is an object the operator would write that exists and is not the
+// cluster's: it is never taken over (its owner's garbage collection, or the cluster's, would
+// delete what someone else made).
+type nameConflict struct {
+	kind, namespace, name string
+}
+
+func (e *nameConflict) Error() string {
+	return fmt.Sprintf("%s %s/%s exists and was not made for this SearchCluster: the operator does not take it over; rename or remove it",
+		e.kind, e.namespace, e.name)
+}
+
+// apply server-side applies obj owned by sc and reads the result back into obj. An
+// existing object sc does not control is a *nameConflict, left as it is.
 func (r *SearchClusterReconciler) apply(ctx context.Context, sc *v1alpha1.SearchCluster, obj client.Object) error {
+	existing := &metav1.PartialObjectMetadata{}
+	existing.SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+	switch err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); {
+	case err == nil && !metav1.IsControlledBy(existing, sc):
+		return &nameConflict{kind: existing.Kind, namespace: existing.Namespace, name: existing.Name}
+	case err != nil && !apierrors.IsNotFound(err):
+		return err
+	}
 	if err := controllerutil.SetControllerReference(sc, obj, r.Scheme()); err != nil {
 		return err
 	}

@@ -54,6 +54,9 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 		if cerr := (*connect.Error)(nil); errors.As(err, &cerr) {
 			reason, result = cerr.Reason, steps.StopFor(r.Options.ClusterPollInterval)
 		}
+		if nc := (*nameConflict)(nil); errors.As(err, &nc) {
+			reason, result = v1alpha1.ReasonNameConflict, steps.StopFor(r.Options.ClusterPollInterval)
+		}
 		r.setSecured(sc, metav1.ConditionFalse, reason, err.Error())
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, reason, err.Error())
 		return result
@@ -220,7 +223,16 @@ func (r *SearchClusterReconciler) readSecret(ctx context.Context, namespace, nam
 
 // writeSecret creates s, or updates it when its data or the given annotations differ. An
 // owned Secret goes with the SearchCluster; a retained one stays.
+// A Secret that exists and is not the cluster's — not controlled by it (owned), not labelled
+// as its security material (retained) — is a *nameConflict, left as it is.
 func (r *SearchClusterReconciler) writeSecret(ctx context.Context, sc *v1alpha1.SearchCluster, s *corev1.Secret, data map[string][]byte, annotations map[string]string, owned bool) error {
+	labelled := true
+	for k, v := range securityLabels(sc) {
+		labelled = labelled && s.Labels[k] == v
+	}
+	if s.ResourceVersion != "" && !metav1.IsControlledBy(s, sc) && (owned || !labelled) {
+		return &nameConflict{kind: "Secret", namespace: s.Namespace, name: s.Name}
+	}
 	same := maps.EqualFunc(s.Data, data, bytes.Equal)
 	for k, v := range annotations {
 		same = same && s.Annotations[k] == v

@@ -117,6 +117,9 @@ const (
 	ReasonSettingsRestored = "SettingsRestored"
 	ReasonSettingsUpdated  = "SettingsUpdated"
 	// ReasonPrivilegedStepRefused: mmap InitContainer asked for a privileged step the
+	// ReasonNameConflict: an object the operator would make for a cluster exists and is
+	// not the cluster's; it is left alone.
+	ReasonNameConflict = "NameConflict"
 	// operator was installed without (no sysctl image).
 	ReasonPrivilegedStepRefused = "PrivilegedStepRefused"
 	// ReasonSecretNotAllowed: a Secret a SearchCluster names does not consent to that
