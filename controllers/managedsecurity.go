@@ -152,39 +152,69 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 // time, and renders the security configuration from them when they changed. Neither is
 // owned by the SearchCluster: like the data volumes they outlive it, because the security
 // index on those volumes keeps the passwords' hashes.
+//
+// The security index is initialised from that configuration once, when the cluster first
+// starts, and keeps the passwords' hashes: a password the configuration holds a hash of is
+// never regenerated. A credentials Secret deleted, or given another password, is reported
+// (CredentialsLost) until the user restores it — a new password would lock the operator
+// and every restarted pod's readiness probe out of the cluster.
 func (r *SearchClusterReconciler) keepUsers(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	s, err := r.readSecret(ctx, sc.Namespace, managed.SecurityConfigSecretName(sc))
+	if err != nil {
+		return err
+	}
+	initialised := security.InitialisedHashes(s.Data)
 	passwords := map[string]string{}
 	for _, u := range security.Users {
-		s, err := r.readSecret(ctx, sc.Namespace, managed.CredentialsSecretName(sc, u))
+		creds, err := r.readSecret(ctx, sc.Namespace, managed.CredentialsSecretName(sc, u))
 		if err != nil {
 			return err
 		}
-		pw := string(s.Data[corev1.BasicAuthPasswordKey])
-		if s.ResourceVersion == "" || pw == "" {
+		pw := string(creds.Data[corev1.BasicAuthPasswordKey])
+		lost := creds.ResourceVersion == "" || pw == ""
+		if _, ok := initialised[u]; ok && lost {
+			return r.credentialsLost(sc, creds.Name, u, "is gone")
+		}
+		if lost {
 			if pw, err = security.NewPassword(); err != nil {
 				return err
 			}
-			s.Type = corev1.SecretTypeBasicAuth
+			creds.Type = corev1.SecretTypeBasicAuth
 			data := map[string][]byte{corev1.BasicAuthUsernameKey: []byte(u), corev1.BasicAuthPasswordKey: []byte(pw)}
-			if err := r.writeSecret(ctx, sc, s, data, nil, false); err != nil {
+			if err := r.writeSecret(ctx, sc, creds, data, nil, false); err != nil {
 				return err
 			}
 		}
 		passwords[u] = pw
 	}
-	s, err := r.readSecret(ctx, sc.Namespace, managed.SecurityConfigSecretName(sc))
-	if err != nil {
-		return err
-	}
 	digest := security.CredentialsDigest(passwords)
 	if s.ResourceVersion != "" && s.Annotations[credentialsDigestAnnotation] == digest {
 		return nil
+	}
+	// Some password differs from what the configuration was rendered from (bcrypt is slow on
+	// purpose, so this is checked only then).
+	for u, hash := range initialised {
+		if !security.PasswordMatches(hash, passwords[u]) {
+			return r.credentialsLost(sc, managed.CredentialsSecretName(sc, u), u, "holds another password")
+		}
 	}
 	files, err := security.ConfigFiles(sc, passwords)
 	if err != nil {
 		return err
 	}
 	return r.writeSecret(ctx, sc, s, files, map[string]string{credentialsDigestAnnotation: digest}, false)
+}
+
+// credentialsLost reports a credentials Secret that no longer holds the password the
+// cluster's security index was initialised with.
+func (r *SearchClusterReconciler) credentialsLost(sc *v1alpha1.SearchCluster, secret, user, what string) error {
+	err := &connect.Error{Reason: v1alpha1.ReasonCredentialsLost, Message: fmt.Sprintf(
+		"Secret %s/%s of user %s %s: the cluster's security index was initialised with the hash of its password (Secret %s, internal_users.yml), "+
+			"and the operator does not change a formed cluster's passwords, since a new one would lock it and the pods' readiness probes out. "+
+			"Restore the Secret (keys username, password) from a backup",
+		sc.Namespace, secret, user, what, managed.SecurityConfigSecretName(sc))}
+	r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonCredentialsLost, "Security", "%s", err.Message)
+	return err
 }
 
 // trustRolled says whether every pod of the cluster is ready and was started with the

@@ -160,6 +160,38 @@ func TestSecuredManagedCluster(t *testing.T) {
 		t.Errorf("status.certificates %+v", sc.Status.Certificates)
 	}
 
+	// The operator's credentials Secret deleted: never regenerated (the security index
+	// holds the hash of the password it had), reported until restored; a restore with
+	// another password is reported too; the right one brings the cluster back.
+	operatorCreds := get(managed.CredentialsSecretName(sc, managed.OperatorUser))
+	if err := e.k8s.Delete(e.ctx, operatorCreds); err != nil {
+		t.Fatal(err)
+	}
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonCredentialsLost, 30*time.Second)
+	e.waitEvent(sc.Name, v1alpha1.ReasonCredentialsLost)
+	t.Logf("credentials deleted: %s", conditionMessageOf(sc.Status.Conditions, v1alpha1.ConditionDegraded))
+	var regenerated corev1.Secret
+	if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(operatorCreds), &regenerated); err == nil {
+		t.Errorf("the deleted credentials Secret was regenerated")
+	}
+	restore := func(password string) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: operatorCreds.Name, Namespace: e.ns, Labels: operatorCreds.Labels}, Type: corev1.SecretTypeBasicAuth,
+			Data: map[string][]byte{"username": []byte(managed.OperatorUser), "password": []byte(password)}}
+		_ = e.k8s.Delete(e.ctx, s)
+		e.eventually(10*time.Second, func() (bool, string) {
+			err := e.k8s.Create(e.ctx, s)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	restore("a-password-the-cluster-never-had")
+	e.eventually(30*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		d := conditionMessageOf(sc.Status.Conditions, v1alpha1.ConditionDegraded)
+		return strings.Contains(d, "holds another password"), d
+	})
+	restore(passwords[managed.OperatorUser])
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+
 	// Nothing of the passwords in status or Events.
 	status, _ := json.Marshal(sc.Status)
 	var said strings.Builder

@@ -118,6 +118,9 @@ const (
 	ReasonSettingsUpdated  = "SettingsUpdated"
 	// ReasonPrivilegedStepRefused: mmap InitContainer asked for a privileged step the
 	// ReasonNameConflict: an object the operator would make for a cluster exists and is
+	// ReasonCredentialsLost: a managed cluster's credentials Secret was deleted or given
+	// another password than the one its security index holds; the user restores it.
+	ReasonCredentialsLost = "CredentialsLost"
 	// not the cluster's; it is left alone.
 	ReasonNameConflict = "NameConflict"
 	// operator was installed without (no sysctl image).

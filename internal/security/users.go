@@ -27,6 +27,9 @@ const (
 
 var roleOf = map[string]string{managed.AdminUser: adminRole, managed.OperatorUser: operatorRole, managed.ProbeUser: probeRole}
 
+// internalUsersFile is the internal user database among the configuration files.
+const internalUsersFile = "internal_users.yml"
+
 // bcryptCost is the internal user database's hash cost (the plugin's hash tool uses 12).
 const bcryptCost = 12
 
@@ -115,12 +118,12 @@ func ConfigFiles(sc *v1alpha1.SearchCluster, passwords map[string]string) (map[s
 	}
 	out := map[string][]byte{}
 	for name, content := range map[string]any{
-		"config.yml":         config,
-		"internal_users.yml": users,
-		"roles.yml":          roles,
-		"roles_mapping.yml":  mapping,
-		"action_groups.yml":  map[string]any{"_meta": meta("actiongroups")},
-		"tenants.yml":        map[string]any{"_meta": meta("tenants")},
+		"config.yml":        config,
+		internalUsersFile:   users,
+		"roles.yml":         roles,
+		"roles_mapping.yml": mapping,
+		"action_groups.yml": map[string]any{"_meta": meta("actiongroups")},
+		"tenants.yml":       map[string]any{"_meta": meta("tenants")},
 	} {
 		b, err := yaml.Marshal(content)
 		if err != nil {
@@ -149,4 +152,28 @@ func PoolSpecs(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) []LeafSpec {
 func AdminSpec(sc *v1alpha1.SearchCluster) LeafSpec {
 	cn, ou := managed.AdminSubject(sc)
 	return LeafSpec{Key: "tls", CommonName: cn, OrganizationalUnit: ou, ClientOnly: true}
+}
+
+// InitialisedHashes are the password hashes of the operator's users in configuration files
+// ConfigFiles rendered (the internal user database a cluster's security index is initialised
+// from), by user; none when files hold none.
+func InitialisedHashes(files map[string][]byte) map[string]string {
+	var users map[string]struct {
+		Hash string `json:"hash"`
+	}
+	if yaml.Unmarshal(files[internalUsersFile], &users) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, u := range Users {
+		if h := users[u].Hash; h != "" {
+			out[u] = h
+		}
+	}
+	return out
+}
+
+// PasswordMatches says whether password is the one hash was made from.
+func PasswordMatches(hash, password string) bool {
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
 }
