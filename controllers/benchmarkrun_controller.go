@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,9 +61,11 @@ type BenchmarkRunReconciler struct {
 	restoreClient func(ctx context.Context, namespace, cluster string) (settingsAPI, error)
 
 	mu sync.Mutex
-	// local are the Local runs in progress, by run; busy the run each index is taken by.
+	// local are the Local runs in progress, by run; busy the run each index is taken by;
+	// held the bytes of the memory budget each run in progress holds.
 	local map[types.NamespacedName]context.CancelFunc
 	busy  map[types.NamespacedName]types.NamespacedName
+	held  map[types.NamespacedName]int64
 }
 
 // Reconcile moves a run along its phases: a finished run puts the index settings it
@@ -287,8 +291,12 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{}, nil
 	}
 	w, err := benchrun.Resolve(run, vi)
+	var need int64
 	if err == nil {
-		err = w.FitsLocal(r.Options.LocalBenchmarkMaxBytes)
+		need, err = w.LocalBytes(run.Spec.Representations)
+	}
+	if err == nil {
+		err = benchrun.FitsLocal(need, r.Options.LocalBenchmarkMaxBytes)
 	}
 	if err != nil {
 		reason := v1alpha1.ReasonBenchmarkFailed
@@ -297,6 +305,14 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		}
 		setRunState(run, v1alpha1.BenchmarkFailed, conditions.Degraded, reason, err.Error())
 		return ctrl.Result{}, nil
+	}
+	// One budget for every Local run of the operator together: a run that does not fit
+	// beside those in progress waits for them.
+	if held, holders := r.heldBytes(); held+need > r.Options.LocalBenchmarkMaxBytes {
+		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonQueued, fmt.Sprintf(
+			"waiting for memory: the run needs %d MiB, and %d of the Local runs' %d MiB (--local-benchmark-max-bytes) are held by %s",
+			need>>20, held>>20, r.Options.LocalBenchmarkMaxBytes>>20, strings.Join(holders, ", ")))
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	osClient, err := r.holdSettings(ctx, run, vi, w.Index)
 	if err != nil {
@@ -313,8 +329,9 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{}, err
 	}
 	if r.local == nil {
-		r.local, r.busy = map[types.NamespacedName]context.CancelFunc{}, map[types.NamespacedName]types.NamespacedName{}
+		r.local, r.busy, r.held = map[types.NamespacedName]context.CancelFunc{}, map[types.NamespacedName]types.NamespacedName{}, map[types.NamespacedName]int64{}
 	}
+	r.held[key] = need
 	// The sweep outlives this reconcile; deleting the run cancels it. It reads its own copy
 	// of the run: this reconcile goes on to write the status, decoding the API server's
 	// answer into run, and a decode empties the spec's lists before it fills them again.
@@ -447,9 +464,23 @@ func (r *BenchmarkRunReconciler) release(key, index types.NamespacedName) {
 		cancel()
 	}
 	delete(r.local, key)
+	delete(r.held, key)
 	if r.busy[index] == key {
 		delete(r.busy, index)
 	}
+}
+
+// heldBytes is the memory budget the Local runs in progress hold, and who holds it; r.mu
+// is held.
+func (r *BenchmarkRunReconciler) heldBytes() (int64, []string) {
+	var sum int64
+	var holders []string
+	for key, n := range r.held {
+		sum += n
+		holders = append(holders, fmt.Sprintf("%s (%d MiB)", key, n>>20))
+	}
+	slices.Sort(holders)
+	return sum, holders
 }
 
 // cancelLocal cancels a Local sweep and says whether it is still running.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -330,4 +331,54 @@ func TestLocalBenchmarkRunComparesVariantsAndRepresentations(t *testing.T) {
 	if _, err := os.GetIndex(ctx, taken); err != nil {
 		t.Errorf("somebody's index at a scratch name is gone: %v", err)
 	}
+}
+
+// TestLocalRunsShareOneMemoryBudget: the operator's Local runs hold their vectors and the
+// representation sweep's copies in its memory, under one budget for all of them together:
+// two runs on different indexes that each fit, but not both, go one after the other — the
+// second Queued, saying who holds the budget — and a run whose byte copy alone takes it past
+// the budget is refused.
+func TestLocalRunsShareOneMemoryBudget(t *testing.T) {
+	opts := fastOptions
+	// 3,000 vectors and 100 queries of 32 dimensions: 422 KB, and with a byte copy 844 KB.
+	opts.LocalBenchmarkMaxBytes = 1 << 20
+	e := startOperatorWith(t, opts)
+	e.cluster("vectors", testsupport.OpenSearchURL(t))
+	var runs []*v1alpha1.BenchmarkRun
+	for _, name := range []string{"first", "second"} {
+		vi := luceneIndex(e, name)
+		vi.Spec.Shards = 1
+		e.create(vi)
+		e.waitIndexReady(vi)
+		run := localRun(e, name, vi.Name, 8*time.Second)
+		run.Spec.SliceCounts, run.Spec.Clients = []int32{1}, []int32{1}
+		run.Spec.Representations = []v1alpha1.VectorRepresentation{"float", "byte"}
+		runs = append(runs, run)
+	}
+	e.create(runs[0])
+	e.waitRunPhase(runs[0], v1alpha1.BenchmarkRunning, 30*time.Second)
+	e.create(runs[1])
+	e.eventually(10*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, clientKey(runs[1]), runs[1])
+		c := meta.FindStatusCondition(runs[1].Status.Conditions, v1alpha1.ConditionProgressing)
+		return runs[1].Status.Phase == v1alpha1.BenchmarkPending && c != nil && c.Reason == v1alpha1.ReasonQueued && strings.Contains(c.Message, "first"),
+			fmt.Sprintf("phase %s %+v", runs[1].Status.Phase, c)
+	})
+	t.Logf("second run: %s", meta.FindStatusCondition(runs[1].Status.Conditions, v1alpha1.ConditionProgressing).Message)
+	e.waitRunPhase(runs[0], v1alpha1.BenchmarkSucceeded, 3*time.Minute)
+	e.waitRunPhase(runs[1], v1alpha1.BenchmarkSucceeded, 3*time.Minute)
+	if runs[1].Status.StartTime.Before(runs[0].Status.CompletionTime) {
+		t.Errorf("the second run started at %s, before the first ended at %s", runs[1].Status.StartTime, runs[0].Status.CompletionTime)
+	}
+
+	// Its vectors alone fit the budget, with their byte copy they do not.
+	vi := luceneIndex(e, "wide")
+	vi.Spec.Shards = 1
+	e.create(vi)
+	e.waitIndexReady(vi)
+	wide := localRun(e, "wide", vi.Name, time.Second)
+	wide.Spec.Workload.Dataset.Generated.Count = 6000
+	wide.Spec.Representations = []v1alpha1.VectorRepresentation{"byte"}
+	e.create(wide)
+	e.waitCondition(wide, func() []metav1.Condition { return wide.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonDatasetTooLarge, 30*time.Second)
 }

@@ -76,21 +76,44 @@ func Resolve(run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (Workload, er
 // ErrTooLarge is a dataset too large for the runner's memory budget.
 var ErrTooLarge = errors.New("dataset too large for the Local runner")
 
-// FitsLocal says whether the workload's vectors fit budget bytes in the runner's memory:
-// generated base and query vectors at 4 bytes a component, or the HDF5 file's size.
-func (w Workload) FitsLocal(budget int64) error {
-	var need int64
+// LocalBytes is the most a Local run of the workload holds in the operator's memory: the
+// base and query vectors (a float32 per component; an HDF5 file, its size), the queries'
+// true neighbours, and the largest encoded copy the representation sweep makes of them —
+// byte keeps a float32 per component (a second full-size copy), binary one per 8
+// components; the others are encoded by OpenSearch. The sweep encodes one representation
+// at a time.
+func (w Workload) LocalBytes(reps []v1alpha1.VectorRepresentation) (int64, error) {
+	var vectors, neighbours int64
 	if g := w.Generated; g != nil {
-		need = int64(g.Count+g.Queries) * int64(g.Dim) * 4
+		vectors = int64(g.Count+g.Queries) * int64(g.Dim) * 4
+		neighbours = int64(g.Queries) * int64(max(w.K, 1)) * 8
 	} else {
 		info, err := os.Stat(w.HDF5)
 		if err != nil {
-			return fmt.Errorf("dataset %s: %w", w.HDF5, err)
+			return 0, fmt.Errorf("dataset %s: %w", w.HDF5, err)
 		}
-		need = info.Size()
+		vectors = info.Size() // holds the neighbours too
 	}
+	named, err := bench.RepresentationsNamed(representationNames(reps))
+	if err != nil {
+		return 0, err
+	}
+	var copied int64
+	for _, r := range named {
+		switch r.DataType {
+		case "byte":
+			copied = max(copied, vectors)
+		case "binary":
+			copied = max(copied, vectors/8+1)
+		}
+	}
+	return vectors + neighbours + copied, nil
+}
+
+// FitsLocal says whether need bytes (LocalBytes) can ever fit the Local runners' budget.
+func FitsLocal(need, budget int64) error {
 	if need > budget {
-		return fmt.Errorf("%w: its vectors take %d MiB, the operator allows %d MiB (--local-benchmark-max-bytes); use the Argo runner, or fewer vectors", ErrTooLarge, need>>20, budget>>20)
+		return fmt.Errorf("%w: its vectors and their copies take %d MiB, the operator allows %d MiB for all Local runs together (--local-benchmark-max-bytes); use the Argo runner, or fewer vectors", ErrTooLarge, need>>20, budget>>20)
 	}
 	return nil
 }

@@ -13,32 +13,46 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 )
 
-func TestFitsLocalBoundsTheOperatorsMemory(t *testing.T) {
+func TestLocalBytesCountsEveryCopy(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "set.hdf5")
 	if err := os.WriteFile(file, make([]byte, 3<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	gen := func(count, queries, dim int) *dataset.Spec {
+		return &dataset.Spec{Count: count, Queries: queries, Dim: dim}
+	}
+	const mib = 1 << 20
 	cases := []struct {
 		name   string
 		w      Workload
+		reps   []v1alpha1.VectorRepresentation
+		need   int64
 		budget int64
 		fits   bool
 	}{
-		{"small generated", Workload{Generated: &dataset.Spec{Count: 1000, Queries: 100, Dim: 32}}, 256 << 20, true},
-		{"exactly the budget", Workload{Generated: &dataset.Spec{Count: 1024, Queries: 0, Dim: 256}}, 1 << 20, true},
-		{"one vector over", Workload{Generated: &dataset.Spec{Count: 1024, Queries: 1, Dim: 256}}, 1 << 20, false},
-		{"the admission maximum at a wide dimension", Workload{Generated: &dataset.Spec{Count: 200000, Queries: 2000, Dim: 1024}}, 256 << 20, false},
-		{"hdf5 under", Workload{HDF5: file}, 4 << 20, true},
-		{"hdf5 over", Workload{HDF5: file}, 2 << 20, false},
+		{"small generated", Workload{K: 10, Generated: gen(1000, 100, 32)}, nil, (1100*32*4 + 100*10*8), 256 * mib, true},
+		{"exactly the budget", Workload{Generated: gen(1024, 0, 256)}, nil, mib, mib, true},
+		{"one vector over", Workload{Generated: gen(1024, 1, 256)}, nil, mib + 256*4 + 8, mib, false},
+		{"byte makes a second full-size copy", Workload{Generated: gen(1024, 0, 256)}, []v1alpha1.VectorRepresentation{"float", "byte"}, 2 * mib, 2 * mib, true},
+		{"byte over the budget its vectors alone fit", Workload{Generated: gen(1024, 0, 256)}, []v1alpha1.VectorRepresentation{"byte"}, 2 * mib, mib, false},
+		{"binary copies an eighth", Workload{Generated: gen(1024, 0, 256)}, []v1alpha1.VectorRepresentation{"binary"}, mib + mib/8 + 1, 2 * mib, true},
+		{"the largest copy only: one representation at a time", Workload{Generated: gen(1024, 0, 256)}, []v1alpha1.VectorRepresentation{"binary", "byte"}, 2 * mib, 2 * mib, true},
+		{"the admission maximum at a wide dimension", Workload{Generated: gen(200000, 2000, 1024)}, nil, 202000*1024*4 + 2000*8, 256 * mib, false},
+		{"hdf5 under", Workload{HDF5: file}, nil, 3 * mib, 4 * mib, true},
+		{"hdf5 with byte over", Workload{HDF5: file}, []v1alpha1.VectorRepresentation{"byte"}, 6 * mib, 4 * mib, false},
 	}
 	for _, c := range cases {
-		err := c.w.FitsLocal(c.budget)
-		if (err == nil) != c.fits || (err != nil && !errors.Is(err, ErrTooLarge)) {
-			t.Errorf("%s: %v, want fits=%v", c.name, err, c.fits)
+		need, err := c.w.LocalBytes(c.reps)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		err = FitsLocal(need, c.budget)
+		if need != c.need || (err == nil) != c.fits || (err != nil && !errors.Is(err, ErrTooLarge)) {
+			t.Errorf("%s: need %d (%v), want %d, fits=%v", c.name, need, err, c.need, c.fits)
 		}
 	}
-	if err := (Workload{HDF5: filepath.Join(t.TempDir(), "missing")}).FitsLocal(1 << 30); err == nil || errors.Is(err, ErrTooLarge) {
-		t.Errorf("a missing file: %v, want a read error", err)
+	if _, err := (Workload{HDF5: filepath.Join(t.TempDir(), "missing")}).LocalBytes(nil); err == nil {
+		t.Error("a missing file: want a read error")
 	}
 }
 
@@ -71,8 +85,12 @@ func TestFingerprintNamesTheBaseVectors(t *testing.T) {
 func BenchmarkLargestAcceptedLocalDataset(b *testing.B) {
 	const budget = 256 << 20
 	dim := budget / ((200000 + 2000) * 4)
-	w := Workload{Field: "embedding", K: 10, Generated: &dataset.Spec{Count: 200000, Queries: 2000, Dim: dim, Seed: 1}}
-	if err := w.FitsLocal(budget); err != nil {
+	w := Workload{Field: "embedding", K: 10, Generated: &dataset.Spec{Count: 200000, Queries: 2000, Dim: dim - 1, Seed: 1}}
+	need, err := w.LocalBytes(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := FitsLocal(need, budget); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
