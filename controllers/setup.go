@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -193,6 +194,11 @@ func CacheOptions(watchNamespace string) cache.Options {
 	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}} {
 		opts.ByObject[obj] = cache.ByObject{Label: ours}
 	}
+	// Only the Workflows of BenchmarkRuns: a cluster running Argo may hold thousands of
+	// others, each a large object.
+	runs, err := labels.NewRequirement(v1alpha1.BenchmarkRunLabel, selection.Exists, nil)
+	utilruntime.Must(err)
+	opts.ByObject[&wfv1.Workflow{}] = cache.ByObject{Label: labels.NewSelector().Add(*runs)}
 	if watchNamespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
 	}
