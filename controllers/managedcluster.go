@@ -86,6 +86,8 @@ type poolView struct {
 	name                             string
 	sts                              *appsv1.StatefulSet
 	clusterManager, data, persistent bool
+	// remote: the pool's nodes serve searchable snapshots (warm or search role).
+	remote bool
 	// wanted is the spec's replicas, 0 for a removed pool.
 	wanted  int
 	removed bool
@@ -274,7 +276,8 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 		}
 		spec := sc.Spec.Managed.NodePools[i]
 		views = append(views, poolView{name: spec.Name, sts: p.StatefulSet, clusterManager: managed.IsClusterManager(spec),
-			data: slices.Contains(spec.Roles, v1alpha1.RoleData), persistent: spec.Storage != nil, wanted: int(spec.Replicas)})
+			data: slices.Contains(spec.Roles, v1alpha1.RoleData), persistent: spec.Storage != nil, wanted: int(spec.Replicas),
+			remote: slices.Contains(spec.Roles, v1alpha1.RoleWarm) || slices.Contains(spec.Roles, v1alpha1.RoleSearch)})
 	}
 	return append(views, removed...), nil
 }
@@ -397,7 +400,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			obs.upgrade = obs.upgrade || (outdated && !leaving && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
 				Name: pod.Name, Pool: pool.name, Ordinal: ordinal(pod.Name), ClusterManager: pool.clusterManager, Data: pool.data,
-				Persistent: pool.persistent, Ready: ready, Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
+				Persistent: pool.persistent, Remote: pool.remote, Ready: ready, Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
 			})
 		}
 		if status.Unschedulable != "" {

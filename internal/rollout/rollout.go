@@ -21,7 +21,11 @@ type Pod struct {
 	// Data: the pod's node holds shards (the data role).
 	Data bool
 	// Persistent: the pod's data folder is on a volume that outlives the pod.
-	Persistent  bool
+	Persistent bool
+	// Remote: the node serves searchable-snapshot copies (warm or search role), whose data
+	// is read from the repository: a restart loses none of it, and such a copy can move only
+	// to another node of that kind, never to a data node.
+	Remote      bool
 	Ready       bool
 	Terminating bool
 	// Outdated: the pod runs an older revision of its StatefulSet.
@@ -321,7 +325,9 @@ func requireStartedReplica(s State, c Pod, _ []Pod, plan *Plan) string {
 	if len(moving) > 0 {
 		return "shard copies are moving to or from it: " + strings.Join(moving, ", ")
 	}
-	if len(waiting)+len(sole) == 0 {
+	if len(waiting)+len(sole) == 0 || c.Remote && len(waiting) == 0 {
+		// Nothing held alone, or only copies the repository holds too: they come back from
+		// it (unavailable meanwhile, as the only copy on a persistent volume).
 		return ""
 	}
 	others, ready := otherDataPods(s, c)

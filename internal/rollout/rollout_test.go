@@ -195,6 +195,18 @@ func TestDecide(t *testing.T) {
 			upToDate(s, "c-data-0", "c-data-1")
 			pod(s, "c-data-2").Ready = false
 		}), restart: "c-data-2", blockedBy: "max_unavailable"},
+		{name: "a warm-only pool's node holding the only copy of a searchable snapshot restarts, never drains", state: cluster(func(s *State) {
+			upToDate(s, "c-cm-0", "c-cm-1", "c-cm-2", "c-data-0", "c-data-1", "c-data-2")
+			s.Pods = append(s.Pods, Pod{Name: "c-warm-0", Pool: "warm", Remote: true, Ready: true, Outdated: true})
+			s.Health.Shards = []Shard{started("archive", "0", "c-warm-0", true), started("vec", "0", "c-data-0", true)}
+		}), restart: "c-warm-0"},
+		{name: "a warm node still waits for a copy it shares with a node that is down", state: cluster(func(s *State) {
+			upToDate(s, "c-cm-0", "c-cm-1", "c-cm-2", "c-data-0", "c-data-1", "c-data-2")
+			s.MaxUnavailable = 2
+			s.Pods = append(s.Pods, Pod{Name: "c-warm-0", Pool: "warm", Remote: true, Ready: true, Outdated: true},
+				Pod{Name: "c-warm-1", Pool: "warm", Remote: true, Ready: false, Outdated: false})
+			s.Health.Shards = []Shard{started("archive", "0", "c-warm-0", true), started("archive", "0", "c-warm-1", false)}
+		}), blockedBy: "copy_holders_ready", reason: "c-warm-0: other copies of its shards are on pods that are not ready: c-warm-1 (archive/0)"},
 		{name: "the only data node with an unassigned replica restarts on a volume", state: cluster(func(s *State) {
 			s.Pods = s.Pods[:4]
 			s.Health.Status = "yellow"
