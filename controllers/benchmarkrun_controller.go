@@ -310,8 +310,8 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	// beside those in progress waits for them.
 	if held, holders := r.heldBytes(); held+need > r.Options.LocalBenchmarkMaxBytes {
 		setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonQueued, fmt.Sprintf(
-			"waiting for memory: the run needs %d MiB, and %d of the Local runs' %d MiB (--local-benchmark-max-bytes) are held by %s",
-			need>>20, held>>20, r.Options.LocalBenchmarkMaxBytes>>20, strings.Join(holders, ", ")))
+			"waiting for memory: the run needs %s, and %s of the Local runs' %s (--local-benchmark-max-bytes) are held by %s",
+			benchrun.MiB(need), benchrun.MiB(held), benchrun.MiB(r.Options.LocalBenchmarkMaxBytes), strings.Join(holders, ", ")))
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	osClient, err := r.holdSettings(ctx, run, vi, w.Index)
@@ -477,7 +477,7 @@ func (r *BenchmarkRunReconciler) heldBytes() (int64, []string) {
 	var holders []string
 	for key, n := range r.held {
 		sum += n
-		holders = append(holders, fmt.Sprintf("%s (%d MiB)", key, n>>20))
+		holders = append(holders, fmt.Sprintf("%s (%s)", key, benchrun.MiB(n)))
 	}
 	slices.Sort(holders)
 	return sum, holders

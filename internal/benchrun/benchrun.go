@@ -113,10 +113,13 @@ func (w Workload) LocalBytes(reps []v1alpha1.VectorRepresentation) (int64, error
 // FitsLocal says whether need bytes (LocalBytes) can ever fit the Local runners' budget.
 func FitsLocal(need, budget int64) error {
 	if need > budget {
-		return fmt.Errorf("%w: its vectors and their copies take %d MiB, the operator allows %d MiB for all Local runs together (--local-benchmark-max-bytes); use the Argo runner, or fewer vectors", ErrTooLarge, need>>20, budget>>20)
+		return fmt.Errorf("%w: its vectors and their copies take %s, the operator allows %s for all Local runs together (--local-benchmark-max-bytes); use the Argo runner, or fewer vectors", ErrTooLarge, MiB(need), MiB(budget))
 	}
 	return nil
 }
+
+// MiB says n bytes in MiB, to a tenth.
+func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // Data is a workload's vectors and the queries' true neighbours.
 type Data struct {
