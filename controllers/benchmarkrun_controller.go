@@ -30,6 +30,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
@@ -539,10 +540,14 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	var wf wfv1.Workflow
 	err = r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &wf)
 	if apierrors.IsNotFound(err) {
+		access, err := workflowAccess(ctx, r.Client, &sc)
+		if err != nil {
+			return r.waitOn(run, err), nil
+		}
 		if _, err := r.holdSettings(ctx, run, vi, w.Index); err != nil {
 			return r.waitOn(run, err), nil
 		}
-		wf = *benchrun.Workflow(run, w, name, r.Resolver.Endpoint(&sc), credentialsSecret(&sc))
+		wf = *benchrun.Workflow(run, w, name, r.Resolver.Endpoint(&sc), access)
 		if err := controllerutil.SetControllerReference(run, &wf, r.Scheme()); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -583,12 +588,28 @@ func phaseOrPending(p wfv1.WorkflowPhase) string {
 	return string(p)
 }
 
-// credentialsSecret is the Secret with username and password for the Workflow's steps.
-func credentialsSecret(sc *v1alpha1.SearchCluster) string {
-	if sc.Spec.External != nil && sc.Spec.External.CredentialsSecretRef != nil {
-		return sc.Spec.External.CredentialsSecretRef.Name
+// workflowAccess is what the Workflow's steps mount to reach sc as the operator does: for
+// a secured managed cluster the operator's user and the cluster's CA bundle; for an
+// external one its credentials Secret (only with that Secret's consent, see
+// connect.ConsentAnnotation) and its CA Secret.
+func workflowAccess(ctx context.Context, reader client.Reader, sc *v1alpha1.SearchCluster) (benchrun.Access, error) {
+	if sc.Spec.Managed != nil {
+		if !managed.SecurityEnabled(sc) {
+			return benchrun.Access{}, nil
+		}
+		return benchrun.Access{CredentialsSecret: managed.CredentialsSecretName(sc, managed.OperatorUser), CAConfigMap: managed.CABundleName(sc)}, nil
 	}
-	return ""
+	var access benchrun.Access
+	if ref := sc.Spec.External.CredentialsSecretRef; ref != nil {
+		if _, err := connect.ClusterSecret(ctx, reader, sc, ref.Name); err != nil {
+			return benchrun.Access{}, err
+		}
+		access.CredentialsSecret = ref.Name
+	}
+	if ref := sc.Spec.External.CASecretRef; ref != nil {
+		access.CASecret = ref.Name
+	}
+	return access, nil
 }
 
 // SetupWithManager registers the reconciler; Workflows are watched only when Argo is there.

@@ -2,14 +2,17 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
@@ -86,6 +89,48 @@ func TestPutSettingsBack(t *testing.T) {
 		kept := after.Status.RestoreSettings != nil && len(after.Finalizers) == 1
 		if kept != tc.wantKept {
 			t.Errorf("%s: record and finalizer kept %v (settings %v, finalizers %v), want %v", tc.name, kept, after.Status.RestoreSettings, after.Finalizers, tc.wantKept)
+		}
+	}
+}
+
+// TestWorkflowAccess: an Argo run's steps reach the cluster as the operator does — a
+// secured managed cluster through the operator's user and the cluster's CA bundle, an
+// external one through its credentials Secret (only with that Secret's consent) and its CA
+// Secret — by names the steps mount, never values.
+func TestWorkflowAccess(t *testing.T) {
+	managedSC := func(security v1alpha1.ClusterSecurity) *v1alpha1.SearchCluster {
+		return &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"},
+			Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{Security: security}}}
+	}
+	external := func(creds string) *v1alpha1.SearchCluster {
+		return &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"},
+			Spec: v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "https://os:9200",
+				CredentialsSecretRef: &v1alpha1.LocalObjectReference{Name: creds}, CASecretRef: &v1alpha1.LocalObjectReference{Name: "os-ca"}}}}
+	}
+	secret := func(name, consent string) client.Object {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}
+		if consent != "" {
+			s.Annotations = map[string]string{connect.ConsentAnnotation: consent}
+		}
+		return s
+	}
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(secret("consenting", "vectors"), secret("private", "")).Build()
+	off := false
+	for _, tc := range []struct {
+		name string
+		sc   *v1alpha1.SearchCluster
+		want benchrun.Access
+		err  string
+	}{
+		{"secured managed", managedSC(v1alpha1.ClusterSecurity{}), benchrun.Access{CredentialsSecret: "vectors-vectorpilot-credentials", CAConfigMap: "vectors-ca-bundle"}, ""},
+		{"managed, security off", managedSC(v1alpha1.ClusterSecurity{Enabled: &off}), benchrun.Access{}, ""},
+		{"external, the Secret consents", external("consenting"), benchrun.Access{CredentialsSecret: "consenting", CASecret: "os-ca"}, ""},
+		{"external, the Secret does not consent", external("private"), benchrun.Access{}, v1alpha1.ReasonSecretNotAllowed},
+	} {
+		got, err := workflowAccess(context.Background(), reader, tc.sc)
+		var ce *connect.Error
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && (!errors.As(err, &ce) || ce.Reason != tc.err)) {
+			t.Errorf("%s: %+v, %v; want %+v, %s", tc.name, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -34,7 +36,7 @@ type stepFlags struct {
 }
 
 func (s *stepFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&s.url, "url", "http://127.0.0.1:9200", "OpenSearch endpoint; credentials from OPENSEARCH_USERNAME and OPENSEARCH_PASSWORD")
+	f.StringVar(&s.url, "url", "http://127.0.0.1:9200", "OpenSearch endpoint; credentials from OPENSEARCH_USERNAME and OPENSEARCH_PASSWORD, the CA bundle it is verified with from the file OPENSEARCH_CA_FILE names")
 	f.StringVar(&s.w.Index, "index", "", "index to measure")
 	f.StringVar(&s.w.Field, "field", "embedding", "knn_vector field")
 	f.IntVar(&s.w.Dim, "dimension", 0, "vector dimension of the field")
@@ -51,7 +53,27 @@ func (s *stepFlags) register(f *pflag.FlagSet) {
 }
 
 func (s *stepFlags) client() (*opensearch.Client, error) {
-	return opensearch.New(opensearch.Config{Endpoint: s.url, Username: os.Getenv("OPENSEARCH_USERNAME"), Password: os.Getenv("OPENSEARCH_PASSWORD"), RequestTimeout: 2 * time.Minute})
+	ca, err := caFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return opensearch.New(opensearch.Config{Endpoint: s.url, Username: os.Getenv("OPENSEARCH_USERNAME"), Password: os.Getenv("OPENSEARCH_PASSWORD"),
+		CACert: ca, RequestTimeout: 2 * time.Minute})
+}
+
+// caFromEnv is the PEM CA bundle at OPENSEARCH_CA_FILE, the only root trusted for the
+// cluster; none (the system's roots) when the variable is unset or names an empty or
+// missing file — the Workflow mounts the CA from an optional Secret or ConfigMap.
+func caFromEnv() ([]byte, error) {
+	path := os.Getenv("OPENSEARCH_CA_FILE")
+	if path == "" {
+		return nil, nil
+	}
+	ca, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ca, err
 }
 
 func (s *stepFlags) data() (benchrun.Data, error) {

@@ -41,15 +41,25 @@ func Cells(spec v1alpha1.BenchmarkRunSpec) []Cell {
 	return out
 }
 
+// Access is how a Workflow's steps reach the cluster, by the names of what the steps mount
+// (never values in parameters): the Secret with username and password, and the CA that
+// signs the cluster's HTTP certificate, key ca.crt of a Secret or of a ConfigMap. Empty
+// fields are absent.
+type Access struct {
+	CredentialsSecret, CASecret, CAConfigMap string
+}
+
 // Workflow is the Argo Workflow of a run: the named WorkflowTemplate with the run's
 // parameters. The templates in workflows/ declare every parameter set here.
-func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint, credentialsSecret string) *wfv1.Workflow {
+func Workflow(run *v1alpha1.BenchmarkRun, w Workload, name, endpoint string, access Access) *wfv1.Workflow {
 	cells, _ := json.Marshal(Cells(run.Spec))
 	params := map[string]string{
 		"run-namespace":      run.Namespace,
 		"run-name":           run.Name,
 		"opensearch-url":     endpoint,
-		"credentials-secret": orNone(credentialsSecret),
+		"credentials-secret": orNone(access.CredentialsSecret),
+		"ca-secret":          orNone(access.CASecret),
+		"ca-configmap":       orNone(access.CAConfigMap),
 		"index":              w.Index,
 		"field":              w.Field,
 		"dimension":          strconv.Itoa(w.Dim),
@@ -100,8 +110,8 @@ func representationNames(reps []v1alpha1.VectorRepresentation) []string {
 	return out
 }
 
-// orNone: a Secret reference cannot have an empty name; "none" names a Secret that does
-// not exist, which the templates' optional secretKeyRefs treat as absent.
+// orNone: a Secret or ConfigMap reference cannot have an empty name; "none" names one that
+// does not exist, which the templates' optional references treat as absent.
 func orNone(s string) string {
 	if s == "" {
 		return "none"

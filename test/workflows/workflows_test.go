@@ -137,7 +137,7 @@ func TestSubmittedWorkflowsValidate(t *testing.T) {
 		}
 		w := benchrun.Workload{Index: "products-v1", Field: "embedding", Dim: 64, K: 10, Load: "IfIncomplete", Warmup: 5 * time.Second, Duration: 15 * time.Second,
 			Generated: &dataset.Spec{Count: 10000, Queries: 200, Dim: 64, Seed: 1}}
-		wf := benchrun.Workflow(run, w, "sweep-abc", "http://products.search.svc:9200", "")
+		wf := benchrun.Workflow(run, w, "sweep-abc", "https://products.search.svc:9200", benchrun.Access{CredentialsSecret: "products-vectorpilot-credentials", CAConfigMap: "products-ca-bundle"})
 		if err := validate.ValidateWorkflow(all, &templateresolution.NullClusterWorkflowTemplateGetter{}, wf, nil, validate.ValidateOpts{}); err != nil {
 			t.Errorf("Workflow from %s: %v", name, err)
 		}
@@ -195,7 +195,7 @@ func TestSIMDABPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf := benchrun.Workflow(run, w, "simd-ab-1", managed.Endpoint(sc), "vectors-ab-operator-credentials")
+	wf := benchrun.Workflow(run, w, "simd-ab-1", managed.Endpoint(sc), benchrun.Access{CredentialsSecret: "vectors-ab-operator-credentials"})
 	all := load(t)
 	if err := validate.ValidateWorkflow(all, &templateresolution.NullClusterWorkflowTemplateGetter{}, wf, nil, validate.ValidateOpts{}); err != nil {
 		t.Fatalf("the A/B Workflow: %v", err)
