@@ -63,15 +63,15 @@ func (f *faultyLine) set(refuse func(*http.Request) bool) {
 // (as retention deletes failed ones), leaves the snapshot in the repository.
 func TestSnapshotStateUnknownNeverDeletesABackup(t *testing.T) {
 	e := startOperator(t)
-	url := testsupport.OpenSearchURL(t)
-	direct := osClient(t, url)
-	line := startFaultyLine(t, url)
+	nodeURL := testsupport.OpenSearchURL(t)
+	direct := osClient(t, nodeURL)
+	line := startFaultyLine(t, nodeURL)
 	e.cluster("vectors", line.URL)
 	repo := e.ns + "-fs"
 	if err := direct.PutRepository(t.Context(), repo, "fs", map[string]any{"location": e.ns}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { testsupport.Send(t, http.MethodDelete, url+"/_snapshot/"+repo, "") })
+	t.Cleanup(func() { testsupport.Send(t, http.MethodDelete, nodeURL+"/_snapshot/"+repo, "") })
 	vi := luceneIndex(e, "kept")
 	e.create(vi)
 	e.waitIndexReady(vi)

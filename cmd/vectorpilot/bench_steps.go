@@ -1,10 +1,10 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"

@@ -81,12 +81,12 @@ func StartControlPlane(root string) (*ControlPlane, error) {
 	return StartControlPlaneWith(root, nil)
 }
 
-// StartControlPlaneWith is StartControlPlane with configure called on the environment
-// before anything starts (listen address, apiserver flags).
 // crdWait is how long CRDs may take to be served. envtest's default, 10 s, ran out for
 // Argo's full Workflow CRDs on two cores busy with a build beside the tests.
 const crdWait = 2 * time.Minute
 
+// StartControlPlaneWith is StartControlPlane with configure called on the environment
+// before anything starts (listen address, apiserver flags).
 func StartControlPlaneWith(root string, configure func(*envtest.Environment)) (*ControlPlane, error) {
 	assets, err := KubeAssets(root)
 	if err != nil {

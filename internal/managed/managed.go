@@ -307,7 +307,7 @@ type Live struct {
 	SysctlImage string
 }
 
-// ErrNoSysctlImage: a cluster asks for mmap InitContainer and the operator was installed
+// ErrNoSysctlImage is a cluster asking for mmap InitContainer from an operator installed
 // without a sysctl image.
 var ErrNoSysctlImage = errors.New("spec.managed.mmap: InitContainer needs the privileged sysctl step's image, which the operator's installer chooses " +
 	"(chart value managedClusters.sysctlImage, flag --sysctl-image) and this operator has none: install it with one, or use mmap NodeConfigured or Disabled")
