@@ -10,9 +10,15 @@ import (
 )
 
 // TestCacheHoldsOnlyTheRunsWorkflows: the manager's cache takes the Workflows the operator
-// submitted for BenchmarkRuns (they carry the run's label), not the cluster's others.
+// submitted for BenchmarkRuns (they carry the run's label), not the cluster's others; where
+// Argo is not served it names no Workflow (the manager would not start).
 func TestCacheHoldsOnlyTheRunsWorkflows(t *testing.T) {
-	for obj, by := range CacheOptions("").ByObject {
+	for obj := range CacheOptions("", false).ByObject {
+		if _, ok := obj.(*wfv1.Workflow); ok {
+			t.Error("without Argo the cache still configures Workflows")
+		}
+	}
+	for obj, by := range CacheOptions("", true).ByObject {
 		if _, ok := obj.(*wfv1.Workflow); !ok {
 			continue
 		}

@@ -8,17 +8,22 @@
 package controllers
 
 import (
+	"slices"
 	"time"
 
+	"github.com/argoproj/argo-workflows/v3/pkg/apis/workflow"
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -188,19 +193,36 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // given, and for the kinds a managed cluster is made of only the objects vectorpilot
 // built (label app.kubernetes.io/managed-by=vectorpilot), so the operator does not hold
 // every Pod, Service and ConfigMap of the cluster in memory.
-func CacheOptions(watchNamespace string) cache.Options {
+//
+// Only the Workflows of BenchmarkRuns are held, when argo says Argo's CRDs are served
+// (ArgoServed): a selector for a kind the API server does not serve stops the manager.
+func CacheOptions(watchNamespace string, argo bool) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{managed.ManagedByLabel: managed.ManagedBy})
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
 	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}} {
 		opts.ByObject[obj] = cache.ByObject{Label: ours}
 	}
-	// Only the Workflows of BenchmarkRuns: a cluster running Argo may hold thousands of
-	// others, each a large object.
-	runs, err := labels.NewRequirement(v1alpha1.BenchmarkRunLabel, selection.Exists, nil)
-	utilruntime.Must(err)
-	opts.ByObject[&wfv1.Workflow{}] = cache.ByObject{Label: labels.NewSelector().Add(*runs)}
+	if argo {
+		// A cluster running Argo may hold thousands of other Workflows, each a large object.
+		runs, err := labels.NewRequirement(v1alpha1.BenchmarkRunLabel, selection.Exists, nil)
+		utilruntime.Must(err)
+		opts.ByObject[&wfv1.Workflow{}] = cache.ByObject{Label: labels.NewSelector().Add(*runs)}
+	}
 	if watchNamespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
 	}
 	return opts
+}
+
+// ArgoServed says whether the API server at cfg serves Argo's Workflow kind.
+func ArgoServed(cfg *rest.Config) bool {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	resources, err := dc.ServerResourcesForGroupVersion(wfv1.SchemeGroupVersion.String())
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Kind == workflow.WorkflowKind })
 }

@@ -88,7 +88,7 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 		LeaderElectionNamespace:       opts.leaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
-		Cache:                         controllers.CacheOptions(opts.watchNamespace),
+		Cache:                         controllers.CacheOptions(opts.watchNamespace, controllers.ArgoServed(cfg)),
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {

@@ -34,7 +34,7 @@ func RunOperator(t testing.TB, namespace, metricsAddr string, opts controllers.O
 		Scheme:                 controllers.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: "0",
-		Cache:                  controllers.CacheOptions(namespace),
+		Cache:                  controllers.CacheOptions(namespace, controllers.ArgoServed(cp.Config)),
 		// Tests run one manager after another in the same process; controller names repeat.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
