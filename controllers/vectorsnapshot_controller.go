@@ -51,6 +51,7 @@ type VectorSnapshotReconciler struct {
 type snapshotAPI interface {
 	CreateSnapshot(ctx context.Context, repo, snap string, indices []string, metadata map[string]any) error
 	GetSnapshot(ctx context.Context, repo, snap string) (opensearch.SnapshotInfo, error)
+	RunningSnapshot(ctx context.Context, repo, snap string) (opensearch.SnapshotInfo, bool, error)
 	DeleteSnapshot(ctx context.Context, repo, snap string) error
 }
 
@@ -166,6 +167,13 @@ func (r *VectorSnapshotReconciler) followProgress(ctx context.Context, s *snapsh
 	info, err := osClient.GetSnapshot(ctx, vs.Spec.Repository, st.SnapshotName)
 	if opensearch.IsNotFound(err) {
 		return fail(v1alpha1.ReasonSnapshotMissing, fmt.Sprintf("snapshot %s is not in repository %s", st.SnapshotName, vs.Spec.Repository))
+	}
+	if err != nil && info.State != "SUCCESS" {
+		// The repository may be what cannot be read (its object store gone): a running
+		// snapshot's state and progress are in the cluster state too.
+		if running, ok, rerr := osClient.RunningSnapshot(ctx, vs.Spec.Repository, st.SnapshotName); rerr == nil && ok {
+			info, err = running, nil
+		}
 	}
 	if err != nil && info.State != "SUCCESS" {
 		// Its state (or, running, its progress) is unknown.

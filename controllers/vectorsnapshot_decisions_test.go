@@ -20,6 +20,7 @@ import (
 type fakeSnapshots struct {
 	info    opensearch.SnapshotInfo
 	getErr  error
+	running opensearch.SnapshotInfo
 	deletes int
 }
 
@@ -28,6 +29,9 @@ func (f *fakeSnapshots) CreateSnapshot(context.Context, string, string, []string
 }
 func (f *fakeSnapshots) GetSnapshot(context.Context, string, string) (opensearch.SnapshotInfo, error) {
 	return f.info, f.getErr
+}
+func (f *fakeSnapshots) RunningSnapshot(context.Context, string, string) (opensearch.SnapshotInfo, bool, error) {
+	return f.running, f.running.State != "", nil
 }
 func (f *fakeSnapshots) DeleteSnapshot(context.Context, string, string) error {
 	f.deletes++
@@ -70,6 +74,12 @@ func TestFollowProgress(t *testing.T) {
 			v1alpha1.SnapshotSucceeded, v1alpha1.ReasonSnapshotSucceeded, false, false, false},
 		{"IN_PROGRESS read, its progress not, past the stall timeout: retried, never aborted", fakeSnapshots{info: opensearch.SnapshotInfo{State: "IN_PROGRESS"}, getErr: &opensearch.APIError{Status: 503}}, last(stale),
 			v1alpha1.SnapshotInProgress, v1alpha1.ReasonSnapshotStateUnknown, false, true, false},
+		{"repository unreadable, read running from the cluster state and not moving: aborted", fakeSnapshots{getErr: &opensearch.APIError{Status: 500},
+			running: opensearch.SnapshotInfo{State: "IN_PROGRESS", Progress: moving}}, last(stale),
+			v1alpha1.SnapshotFailed, v1alpha1.ReasonSnapshotStalled, true, false, false},
+		{"repository unreadable, read running and moving: polled", fakeSnapshots{getErr: &opensearch.APIError{Status: 500},
+			running: opensearch.SnapshotInfo{State: "IN_PROGRESS", Progress: opensearch.SnapshotProgress{ShardsDone: 2, ShardsTotal: 3}}}, last(stale),
+			v1alpha1.SnapshotInProgress, "", false, false, true},
 		{"gone from the repository", fakeSnapshots{getErr: &opensearch.APIError{Status: 404}}, nil, v1alpha1.SnapshotFailed, v1alpha1.ReasonSnapshotMissing, false, false, false},
 	} {
 		vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Generation: 1}}

@@ -51,6 +51,7 @@ var requestRules = []requestRule{
 	{http.MethodPut, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/create"}}},
 	{http.MethodGet, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/get"}}},
 	{http.MethodGet, "/_snapshot/{name}/{name}/_status", Permissions{Cluster: []string{"cluster:admin/snapshot/status"}}},
+	{http.MethodGet, "/_snapshot/_status", Permissions{Cluster: []string{"cluster:admin/snapshot/status"}}},
 	{http.MethodDelete, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/delete"}}},
 	// RemoteStoreStatsAction and RestoreRemoteStoreAction (OpenSearch server, action names).
 	{http.MethodGet, "/_remotestore/stats/{name}", Permissions{Cluster: []string{"cluster:monitor/_remotestore/stats"}}},

@@ -105,6 +105,38 @@ func (c *Client) GetSnapshot(ctx context.Context, repo, snap string) (SnapshotIn
 	return info, nil
 }
 
+// RunningSnapshot reads snap among the snapshots running now, from the cluster state (GET
+// _snapshot/_status, which does not touch any repository): the state and progress of a
+// running snapshot whose repository cannot be read. ok is false when it is not running.
+func (c *Client) RunningSnapshot(ctx context.Context, repo, snap string) (info SnapshotInfo, ok bool, err error) {
+	var status struct {
+		Snapshots []struct {
+			Snapshot    string `json:"snapshot"`
+			Repository  string `json:"repository"`
+			State       string `json:"state"`
+			ShardsStats struct {
+				Done  int32 `json:"done"`
+				Total int32 `json:"total"`
+			} `json:"shards_stats"`
+			Stats struct {
+				Processed, Total struct {
+					SizeInBytes int64 `json:"size_in_bytes"`
+				}
+			} `json:"stats"`
+		} `json:"snapshots"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_snapshot/_status", nil, &status); err != nil {
+		return SnapshotInfo{}, false, err
+	}
+	for _, s := range status.Snapshots {
+		if s.Snapshot == snap && s.Repository == repo {
+			return SnapshotInfo{State: "IN_PROGRESS", Progress: SnapshotProgress{ShardsDone: s.ShardsStats.Done, ShardsTotal: s.ShardsStats.Total,
+				BytesDone: s.Stats.Processed.SizeInBytes, BytesTotal: s.Stats.Total.SizeInBytes}}, true, nil
+		}
+	}
+	return SnapshotInfo{}, false, nil
+}
+
 // DeleteSnapshot deletes a snapshot; a missing one is not an error.
 func (c *Client) DeleteSnapshot(ctx context.Context, repo, snap string) error {
 	err := c.do(ctx, http.MethodDelete, "/_snapshot/"+url.PathEscape(repo)+"/"+url.PathEscape(snap), nil, nil)
