@@ -2,10 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,7 +35,7 @@ type stepFlags struct {
 }
 
 func (s *stepFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&s.url, "url", "http://127.0.0.1:9200", "OpenSearch endpoint; credentials from OPENSEARCH_USERNAME and OPENSEARCH_PASSWORD, the CA bundle it is verified with from the file OPENSEARCH_CA_FILE names")
+	f.StringVar(&s.url, "url", "http://127.0.0.1:9200", "OpenSearch endpoint; credentials from OPENSEARCH_USERNAME and OPENSEARCH_PASSWORD, the CA bundle it is verified with from the *.crt files in OPENSEARCH_CA_DIR")
 	f.StringVar(&s.w.Index, "index", "", "index to measure")
 	f.StringVar(&s.w.Field, "field", "embedding", "knn_vector field")
 	f.IntVar(&s.w.Dim, "dimension", 0, "vector dimension of the field")
@@ -61,19 +60,28 @@ func (s *stepFlags) client() (*opensearch.Client, error) {
 		CACert: ca, RequestTimeout: 2 * time.Minute})
 }
 
-// caFromEnv is the PEM CA bundle at OPENSEARCH_CA_FILE, the only root trusted for the
-// cluster; none (the system's roots) when the variable is unset or names an empty or
-// missing file — the Workflow mounts the CA from an optional Secret or ConfigMap.
+// caFromEnv is the PEM CA bundle in the folder OPENSEARCH_CA_DIR names (every *.crt file
+// in it, joined), the only roots trusted for the cluster; none (the system's roots) when
+// the variable is unset or the folder holds none — the Workflow mounts the CA from an
+// optional Secret or ConfigMap, each under its own name.
 func caFromEnv() ([]byte, error) {
-	path := os.Getenv("OPENSEARCH_CA_FILE")
-	if path == "" {
+	dir := os.Getenv("OPENSEARCH_CA_DIR")
+	if dir == "" {
 		return nil, nil
 	}
-	ca, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	files, err := filepath.Glob(filepath.Join(dir, "*.crt"))
+	if err != nil {
+		return nil, err
 	}
-	return ca, err
+	var bundle []byte
+	for _, f := range files {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		bundle = append(bundle, pem...)
+	}
+	return bundle, nil
 }
 
 func (s *stepFlags) data() (benchrun.Data, error) {
