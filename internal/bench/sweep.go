@@ -98,8 +98,10 @@ func (cfg SweepConfig) body(vector []float32) any {
 
 // Sweep measures every slice setting under every client level, one cell at a time (cells
 // never overlap on the index), each with closed-loop clients: every client sends its next
-// query as soon as the previous answer arrives.
-func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, error) {
+// query as soon as the previous answer arrives. It leaves the index's slice settings as it
+// found them, whatever the outcome: a benchmark is no reason to change how an index serves,
+// and the tuner takes the live setting for the one it applied.
+func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Report, err error) {
 	if cfg.Queries.Len() == 0 || len(cfg.Exact) != cfg.Queries.Len() {
 		return Report{}, errors.New("sweep needs queries and their exact neighbours")
 	}
@@ -107,7 +109,12 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, 
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Index: cfg.Index, Segments: int(stats.Segments)}
+	live, err := c.GetIndex(ctx, cfg.Index)
+	if err != nil {
+		return Report{}, err
+	}
+	defer func() { err = errors.Join(err, restoreSlices(ctx, c, live)) }()
+	rep = Report{Index: cfg.Index, Segments: int(stats.Segments)}
 	for _, s := range cfg.SliceCounts {
 		if err := SetSlices(ctx, c, cfg.Index, s); err != nil {
 			return rep, err
@@ -135,6 +142,25 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (Report, 
 		}
 	}
 	return rep, nil
+}
+
+// restoreSlices puts the slice settings of live back (null for one it did not set), even
+// when ctx is done: a cancelled run must not leave its last setting behind.
+func restoreSlices(ctx context.Context, c *opensearch.Client, live *opensearch.Index) error {
+	settings := map[string]any{}
+	for k := range indexspec.SliceSettings(2) {
+		if v, ok := live.Settings[k]; ok {
+			settings[k] = v
+		} else {
+			settings[k] = nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := c.PutSettings(ctx, live.Name, settings); err != nil {
+		return fmt.Errorf("restoring the index's slice settings: %w", err)
+	}
+	return nil
 }
 
 // SetSlices applies a slice setting to the index.
