@@ -68,6 +68,19 @@ func createBucket(t *testing.T, s3URL, bucket string) {
 	}
 }
 
+// describeSnapshots says of each VectorSnapshot its phase and its conditions' reasons.
+func describeSnapshots(list []v1alpha1.VectorSnapshot) string {
+	var out []string
+	for _, s := range list {
+		var reasons []string
+		for _, c := range s.Status.Conditions {
+			reasons = append(reasons, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+		}
+		out = append(out, fmt.Sprintf("%s (%s, %q) %v", s.Name, s.Status.Phase, s.Status.SnapshotName, reasons))
+	}
+	return strings.Join(out, "; ")
+}
+
 func (e *env) policySnapshots(policy string) []v1alpha1.VectorSnapshot {
 	e.t.Helper()
 	var list v1alpha1.VectorSnapshotList
@@ -122,7 +135,9 @@ func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
 				seen[s.Name] = s.Status.SnapshotName
 			}
 		}
-		return succeeded == 3 && len(seen) >= 5, fmt.Sprintf("%d succeeded, %d taken so far", succeeded, len(seen))
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(policy), policy)
+		return succeeded == 3 && len(seen) >= 5, fmt.Sprintf("%d succeeded, %d taken so far; policy %+v; snapshots %s",
+			succeeded, len(seen), policy.Status.Conditions, describeSnapshots(e.policySnapshots(policy.Name)))
 	})
 	e.update(policy, func() { policy.Spec.Suspend = true })
 	// Suspended: the last snapshots finish and retention settles on maxCount.

@@ -143,7 +143,7 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 		sc.Status.Certificates.NotAfter.Format(time.RFC3339), sc.Status.Certificates.RenewAt.Format(time.RFC3339)))
 	// Renewal due before the next poll: look again then. Otherwise the poll comes first.
 	if until := time.Until(earliest.RenewAt); until < r.Options.ClusterPollInterval {
-		return steps.After(max(until, time.Second))
+		return steps.After(until)
 	}
 	return steps.Continue()
 }

@@ -34,10 +34,25 @@ func Continue() Result { return Result{} }
 func Done(err error) Result { return Result{Err: err} }
 
 // StopFor ends the list and looks again after d.
-func StopFor(d time.Duration) Result { return Result{Stop: true, RequeueAfter: d} }
+func StopFor(d time.Duration) Result { return Result{Stop: true, RequeueAfter: soon(d)} }
 
 // After lets the next step run and looks again after d.
-func After(d time.Duration) Result { return Result{RequeueAfter: d} }
+func After(d time.Duration) Result { return Result{RequeueAfter: soon(d)} }
+
+// passedDeadline is how soon a reconcile asked to look again at a time already past runs
+// again.
+const passedDeadline = time.Second
+
+// soon is d, or passedDeadline when d is negative (zero keeps meaning "no say"): a wait
+// computed from a deadline (a schedule's next slot, a renewal time) is negative once the
+// deadline has passed while the reconcile ran, and controller-runtime drops a negative
+// RequeueAfter — the object would not be looked at again until some unrelated event.
+func soon(d time.Duration) time.Duration {
+	if d < 0 {
+		return passedDeadline
+	}
+	return d
+}
 
 // Step is one named step over a reconcile's scope S.
 type Step[S any] struct {

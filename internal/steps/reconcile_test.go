@@ -48,6 +48,20 @@ func TestRunFoldsTheSteps(t *testing.T) {
 	}
 }
 
+// TestAPassedDeadlineIsLookedAtAgain: a step's wait computed from a deadline the reconcile
+// ran past (a schedule's next slot, on a slow API server) is negative; the answer still
+// asks controller-runtime to look again soon (it drops a RequeueAfter that is not
+// positive, and the object waited for an unrelated event: a snapshot policy took none).
+func TestAPassedDeadlineIsLookedAtAgain(t *testing.T) {
+	for name, r := range map[string]Result{"After": After(-8 * time.Second), "StopFor": StopFor(-time.Second)} {
+		out := Run(context.Background(), new(int), []Step[*int]{{Name: "wait", Run: func(context.Context, *int) Result { return r }}})
+		answer, err := out.Answer(0)
+		if err != nil || answer.RequeueAfter <= 0 || answer.RequeueAfter > time.Second {
+			t.Errorf("%s: answer %+v, %v; want a requeue within a second", name, answer, err)
+		}
+	}
+}
+
 func TestFinish(t *testing.T) {
 	boom := errors.New("boom")
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("changed"))
