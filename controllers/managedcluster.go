@@ -400,7 +400,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			obs.upgrade = obs.upgrade || (outdated && !leaving && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
 				Name: pod.Name, Pool: pool.name, Ordinal: ordinal(pod.Name), ClusterManager: pool.clusterManager, Data: pool.data,
-				Persistent: pool.persistent, Remote: pool.remote, Ready: ready, Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
+				Persistent: pool.persistent, Remote: pool.remote, Ready: ready, ServedSinceStart: managed.ServedSinceStart(pod), Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
 			})
 		}
 		if status.Unschedulable != "" {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -94,6 +95,32 @@ func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ContainerName is the OpenSearch container of every managed pod.
+const ContainerName = "opensearch"
+
+// ServedSinceStart says whether the pod's OpenSearch container, running now, has been ready
+// since it last started: a pod that is not ready now but was (a probe that timed out on a
+// starved node) rather than one that never came up (a crash loop, a configuration that
+// cannot join). The Ready condition turns false at start and last changed after it only
+// if the container became ready and then lost it.
+func ServedSinceStart(pod *corev1.Pod) bool {
+	var started time.Time
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == ContainerName && c.State.Running != nil {
+			started = c.State.Running.StartedAt.Time
+		}
+	}
+	if started.IsZero() {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue || c.LastTransitionTime.After(started)
 		}
 	}
 	return false
@@ -422,7 +449,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 		volumes = append(volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
 	container := corev1.Container{
-		Name:  "opensearch",
+		Name:  ContainerName,
 		Image: image,
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -365,5 +366,33 @@ func TestMMapInitContainerNeedsTheInstallersImage(t *testing.T) {
 	}
 	if _, _, err := Objects(sc, Live{SysctlImage: "registry.example/vectorpilot:1.0"}); err != nil {
 		t.Errorf("with a sysctl image: %v", err)
+	}
+}
+
+func TestServedSinceStart(t *testing.T) {
+	started := metav1.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	pod := func(ready corev1.ConditionStatus, changed metav1.Time, running bool) *corev1.Pod {
+		p := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: changed}}}}
+		state := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+		if running {
+			state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "init-like", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, {Name: ContainerName, State: state}}
+		return p
+	}
+	later, earlier := metav1.NewTime(started.Add(time.Minute)), metav1.NewTime(started.Add(-time.Minute))
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"ready", pod(corev1.ConditionTrue, later, true), true},
+		{"ready once since it started, a probe timed out since", pod(corev1.ConditionFalse, later, true), true},
+		{"never ready since it started", pod(corev1.ConditionFalse, earlier, true), false},
+		{"crash-looping", pod(corev1.ConditionFalse, later, false), false},
+	} {
+		if got := ServedSinceStart(tc.pod); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -25,9 +25,12 @@ type Pod struct {
 	// Remote: the node serves searchable-snapshot copies (warm or search role), whose data
 	// is read from the repository: a restart loses none of it, and such a copy can move only
 	// to another node of that kind, never to a data node.
-	Remote      bool
-	Ready       bool
-	Terminating bool
+	Remote bool
+	Ready  bool
+	// ServedSinceStart: the pod is ready, or its container has been ready since it last
+	// started (see managed.ServedSinceStart) — unready now, but it was serving.
+	ServedSinceStart bool
+	Terminating      bool
 	// Outdated: the pod runs an older revision of its StatefulSet.
 	Outdated bool
 	// Leaving: its pool no longer wants it (scale-down or pool removal); it is drained and
@@ -169,14 +172,17 @@ func (s State) terminating(node string) bool {
 // node serves (a probe that timed out on a CPU-starved machine): stopping it stops copies
 // and queries like stopping a ready one, so the predicates judge it as one. A pod whose node
 // is not in the cluster (crash-looping, or a configuration that cannot join) serves nothing.
+// When the cluster does not say who is in it (a starved cluster manager does not answer),
+// a pod that was serving since it started is presumed still serving: on a starved machine
+// every probe can fail at once, and all the pods would otherwise restart together.
 func (s State) Serving(p Pod) bool {
-	if p.Ready {
+	if p.Ready || len(copiesOn(s.Health.Shards, p.Name)) > 0 {
 		return true
 	}
-	if s.Health.Voting != nil && slices.Contains(s.Health.Voting.Joined, p.Name) {
-		return true
+	if s.Health.Voting == nil {
+		return p.ServedSinceStart
 	}
-	return len(copiesOn(s.Health.Shards, p.Name)) > 0
+	return slices.Contains(s.Health.Voting.Joined, p.Name)
 }
 
 // down says whether the pod of node is down or going down, for whatever reason: not ready,

@@ -187,6 +187,21 @@ func TestDecide(t *testing.T) {
 			}
 			s.Health.Shards = []Shard{{Index: "vec", Shard: "0", Primary: true, State: "UNASSIGNED"}, {Index: "vec", Shard: "0", State: "UNASSIGNED"}}
 		}), restart: "c-data-2,c-data-1,c-data-0", blockedBy: "max_unavailable", reason: "c-cm-2: 3 pods unavailable, maxUnavailable is 1"},
+		// Every probe timed out on a starved machine and the cluster manager does not answer:
+		// nothing says the nodes left the cluster, and they had been serving.
+		{name: "a starved cluster that does not answer restarts nobody", state: cluster(func(s *State) {
+			s.MaxUnavailable = 2
+			s.Health = Health{}
+			for i := range s.Pods {
+				s.Pods[i].Ready, s.Pods[i].ServedSinceStart = false, true
+			}
+		}), blockedBy: "max_unavailable", reason: "c-data-2: 5 pods unavailable, maxUnavailable is 2"},
+		{name: "pods that never came up restart to a fix while nothing answers", state: cluster(func(s *State) {
+			s.Health = Health{}
+			for i := range s.Pods {
+				s.Pods[i].Ready = false
+			}
+		}), restart: "c-data-2,c-data-1,c-data-0,c-cm-2", blockedBy: "cluster_manager_quorum", reason: "c-cm-1: c-cm-2 (cluster manager) restarts in this step"},
 		{name: "one node a bad configuration keeps out restarts while the others serve", state: cluster(func(s *State) {
 			s.Health.Status = "yellow"
 			replicated(s)
