@@ -300,7 +300,8 @@ func TestPolicyTakesOneSnapshotPerSlotWhenItsStatusWriteFails(t *testing.T) {
 // TestRestoreChecksShardsAndResumesAfterAnInterruption: a snapshot whose index has another
 // shard count is refused before anything is restored (no index, no polling); a restore
 // interrupted after OpenSearch restored the index but before it was marked as the
-// VectorIndex's is finished, not reported as someone else's index.
+// VectorIndex's is finished, not reported as someone else's index, even once OpenSearch
+// has forgotten that the shards came from the snapshot.
 func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
@@ -352,16 +353,32 @@ func TestRestoreChecksShardsAndResumesAfterAnInterruption(t *testing.T) {
 		err := e.k8s.Status().Update(e.ctx, interrupted)
 		return err == nil, fmt.Sprint(err)
 	})
-	if err := osClient.Restore(t.Context(), repo, "two-shards", source.Spec.IndexName, interrupted.Spec.IndexName, false); err != nil {
+	marker := map[string]any{indexspec.RestoreMarkerSetting: string(interrupted.UID)}
+	if err := osClient.Restore(t.Context(), repo, "two-shards", source.Spec.IndexName, interrupted.Spec.IndexName, false, marker); err != nil {
 		t.Fatal(err)
 	}
 	if owner := liveIndex(t, osClient, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(source.UID) {
 		t.Fatalf("the restored index carries owner %v, want the snapshot's (%s)", owner, source.UID)
 	}
+	// Its shards recover again (as after a node restart or a relocation): OpenSearch no
+	// longer says they came from the snapshot.
+	e.eventually(30*time.Second, func() (bool, string) {
+		h := testsupport.Send(t, http.MethodGet, url+"/_cluster/health/"+interrupted.Spec.IndexName+"?wait_for_status=green&timeout=1s", "")
+		return strings.Contains(h, `"status":"green"`), h
+	})
+	testsupport.Send(t, http.MethodPost, url+"/"+interrupted.Spec.IndexName+"/_close", "")
+	testsupport.Send(t, http.MethodPost, url+"/"+interrupted.Spec.IndexName+"/_open?wait_for_active_shards=all", "")
+	if repo, snap, err := osClient.RestoredFrom(t.Context(), interrupted.Spec.IndexName); err != nil || repo != "" || snap != "" {
+		t.Fatalf("after a close and open, _recovery still names snapshot %s/%s (%v)", repo, snap, err)
+	}
 	e.cluster("later", url)
 	e.waitIndexReady(interrupted)
-	if owner := liveIndex(t, osClient, interrupted.Spec.IndexName).Meta[indexspec.MetaUID]; owner != string(interrupted.UID) {
+	resumed := liveIndex(t, osClient, interrupted.Spec.IndexName)
+	if owner := resumed.Meta[indexspec.MetaUID]; owner != string(interrupted.UID) {
 		t.Errorf("after resuming, the index is owned by %v, want the VectorIndex %s", owner, interrupted.UID)
+	}
+	if m, ok := resumed.Settings[indexspec.RestoreMarkerSetting]; ok {
+		t.Errorf("after resuming, the index still has %s=%s", indexspec.RestoreMarkerSetting, m)
 	}
 	got, err := bench.SearchIDs(t.Context(), osClient, interrupted.Spec.IndexName, "embedding", queries, 10)
 	if err != nil || len(got[0]) != 10 {

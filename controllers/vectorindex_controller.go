@@ -80,7 +80,7 @@ type indexAPI interface {
 	CreateSnapshot(ctx context.Context, repo, snap string, indices []string, metadata map[string]any) error
 	GetSnapshot(ctx context.Context, repo, snap string) (opensearch.SnapshotInfo, error)
 	DeleteSnapshot(ctx context.Context, repo, snap string) error
-	Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool) error
+	Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool, indexSettings map[string]any) error
 	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
 	RemoteStoreStats(ctx context.Context, index string) (opensearch.RemoteStoreStats, error)
 	RestoreFromRemoteStore(ctx context.Context, index string) error
@@ -258,6 +258,10 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 	}
 	switch owner, _ := live.Meta[indexspec.MetaUID].(string); {
 	case owner == run.owner.UID:
+		// A restore interrupted after its _meta was written left its marker behind.
+		if err := removeRestoreMarker(ctx, run, live); err != nil {
+			return err
+		}
 	case run.restoredRemoteSnapshot(live):
 		// A searchable snapshot cannot take our _meta (read-only); it is ours by the restore
 		// status records. Recorded before its UUID: the restore was interrupted, finish it.
@@ -268,7 +272,7 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 		if err := r.adopt(ctx, run, live); err != nil {
 			return err
 		}
-	case r.restoreInterrupted(ctx, run):
+	case r.restoreInterrupted(ctx, run, live):
 		// This object restored the index and stopped before marking it as its own (the
 		// restored index carries the snapshot's owner): finish the restore.
 		return r.takeRestored(ctx, run, *st.Restore)
@@ -339,7 +343,13 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 	if err := r.Status().Update(ctx, run.vi); err != nil {
 		return err
 	}
-	if err := run.osClient.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name, run.vi.Spec.IsRemoteSnapshot()); err != nil {
+	// A searchable snapshot is recognised by the snapshot its settings name; any other
+	// restored index carries this object's marker.
+	var marker map[string]any
+	if !run.vi.Spec.IsRemoteSnapshot() {
+		marker = map[string]any{indexspec.RestoreMarkerSetting: run.owner.UID}
+	}
+	if err := run.osClient.Restore(ctx, src.Repository, src.Snapshot, src.Index, run.name, run.vi.Spec.IsRemoteSnapshot(), marker); err != nil {
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonRestoreFailed, "Restore", "restoring %s from %s/%s: %v", src.Index, src.Repository, src.Snapshot, err)
 		return err
 	}
@@ -404,12 +414,16 @@ func (run *indexRun) owns(live *opensearch.Index) bool {
 }
 
 // restoreInterrupted says the live index is the one this object's recorded restore
-// created: status records the restore, no index was taken yet, and OpenSearch says the
-// index's shards came from that snapshot.
-func (r *VectorIndexReconciler) restoreInterrupted(ctx context.Context, run *indexRun) bool {
+// created: status records the restore, no index was taken yet, and the index carries this
+// object's restore marker — or, for a restore that set none (started by an earlier
+// operator version), OpenSearch still says its shards came from that snapshot.
+func (r *VectorIndexReconciler) restoreInterrupted(ctx context.Context, run *indexRun, live *opensearch.Index) bool {
 	rec := run.vi.Status.Restore
 	if rec == nil || run.vi.Status.IndexUUID != "" || run.vi.Spec.RestoreFrom == nil {
 		return false
+	}
+	if marker, ok := live.Settings[indexspec.RestoreMarkerSetting]; ok {
+		return marker == run.owner.UID
 	}
 	repo, snap, err := run.osClient.RestoredFrom(ctx, run.name)
 	return err == nil && repo == rec.Repository && snap == rec.Snapshot
@@ -442,12 +456,24 @@ func (r *VectorIndexReconciler) takeRestored(ctx context.Context, run *indexRun,
 		if err := run.osClient.PutMeta(ctx, run.name, indexspec.MetaOf(run.owner)); err != nil {
 			return err
 		}
+		if err := removeRestoreMarker(ctx, run, live); err != nil {
+			return err
+		}
 	}
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonRestored, "Restore", "restoring index %s from snapshot %s/%s (index %s)", run.name, src.Repository, src.Snapshot, src.Index)
 	run.vi.Status.IndexUUID = live.UUID
 	run.live = live
 	run.progressing = "index " + run.name + " restoring from " + src.Repository + "/" + src.Snapshot
 	return nil
+}
+
+// removeRestoreMarker removes the restore marker once the index carries this object's
+// _meta, which recognises it from then on.
+func removeRestoreMarker(ctx context.Context, run *indexRun, live *opensearch.Index) error {
+	if _, ok := live.Settings[indexspec.RestoreMarkerSetting]; !ok {
+		return nil
+	}
+	return run.osClient.PutSettings(ctx, run.name, map[string]any{indexspec.RestoreMarkerSetting: nil})
 }
 
 func orPending(phase string) string {

@@ -69,7 +69,7 @@ func (f *fakeIndexes) GetSnapshot(context.Context, string, string) (opensearch.S
 	return opensearch.SnapshotInfo{}, errNotFaked
 }
 func (f *fakeIndexes) DeleteSnapshot(context.Context, string, string) error { return errNotFaked }
-func (f *fakeIndexes) Restore(context.Context, string, string, string, string, bool) error {
+func (f *fakeIndexes) Restore(context.Context, string, string, string, string, bool, map[string]any) error {
 	f.restores++
 	return errNotFaked
 }

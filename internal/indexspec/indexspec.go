@@ -19,6 +19,13 @@ import (
 const (
 	MetaOwner = "vectorpilot.io/owner"
 	MetaUID   = "vectorpilot.io/uid"
+	// RestoreMarkerSetting carries, on an index OpenSearch restores for a VectorIndex, that
+	// object's UID: the restore request sets it (index_settings), so it is in the index's
+	// settings from the moment the index exists, and the object recognises its restore after
+	// any interruption (_recovery forgets a SNAPSHOT recovery once a shard recovers again).
+	// A filter on a node attribute no node has, it moves nothing; it is removed once the
+	// index carries the object's _meta.
+	RestoreMarkerSetting = "index.routing.allocation.exclude.vectorpilot_restored_for"
 )
 
 // Owner identifies the VectorIndex object that manages an index.

@@ -146,11 +146,15 @@ func (c *Client) DeleteSnapshot(ctx context.Context, repo, snap string) error {
 	return err
 }
 
-// Restore starts restoring index source of a snapshot under the name target.
-func (c *Client) Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool) error {
+// Restore starts restoring index source of a snapshot under the name target, with
+// indexSettings (if any) set on the restored index as it is created.
+func (c *Client) Restore(ctx context.Context, repo, snap, source, target string, remoteSnapshot bool, indexSettings map[string]any) error {
 	body := map[string]any{
 		"indices": source, "include_global_state": false, "include_aliases": false,
 		"rename_pattern": "^" + regexpQuote(source) + "$", "rename_replacement": target,
+	}
+	if len(indexSettings) > 0 {
+		body["index_settings"] = indexSettings
 	}
 	if remoteSnapshot {
 		// A searchable snapshot: the shards read the repository through the file cache of
