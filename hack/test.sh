@@ -22,7 +22,33 @@ stop_orphaned_control_planes() {
   sleep 3
   kill -KILL "${pids[@]}" 2>/dev/null || true
 }
-trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true; stop_orphaned_control_planes' EXIT
+# The run's processes share one CPU cgroup of weight 1024, as a host's processes share
+# systemd's slices, beside the e2e sandbox node's (internal/kubenode weighs it as kubelet
+# weighs kubepods): at the root of cgroup v1 every busy thread of a test weighs 1024 on
+# its own, and the tests running beside the e2e package starved its pods. Without a
+# writable cgroup v1 cpu hierarchy the run stays where it is. Slices left by a run that
+# crashed are removed once empty.
+cpu_cgroup=/sys/fs/cgroup/cpu
+test_slice=""
+enter_test_slice() {
+  [ -w "$cpu_cgroup/cgroup.procs" ] && [ -f "$cpu_cgroup/cpu.shares" ] || return 0
+  local d
+  for d in "$cpu_cgroup"/vectorpilot-tests-*; do
+    if [ -d "$d" ] && [ -z "$(cat "$d/cgroup.procs")" ]; then rmdir "$d" 2>/dev/null || true; fi
+  done
+  test_slice="$cpu_cgroup/vectorpilot-tests-$$"
+  if ! { mkdir -p "$test_slice" && echo 1024 >"$test_slice/cpu.shares" && echo $$ >"$test_slice/cgroup.procs"; }; then
+    log "could not run the tests in CPU cgroup $test_slice; they run where they are"
+    test_slice=""
+  fi
+}
+leave_test_slice() {
+  [ -n "$test_slice" ] || return 0
+  echo $$ >"$cpu_cgroup/cgroup.procs"
+  rmdir "$test_slice" 2>/dev/null || true
+}
+enter_test_slice
+trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true; stop_orphaned_control_planes; leave_test_slice' EXIT
 started=$(bash hack/opensearch.sh start "$node")
 printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')

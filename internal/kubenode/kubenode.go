@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -76,6 +77,13 @@ type process struct {
 
 func names(slot int) (netns, veth, cgroup, work string) {
 	return fmt.Sprintf("vpnode-%d", slot), fmt.Sprintf("vpnode%d", slot), fmt.Sprintf("vpnode-%d", slot), fmt.Sprintf("/tmp/vpnode-%d", slot)
+}
+
+// Cgroup is the node's cgroup subtree, relative to each hierarchy's root: node/ holds the
+// node's own processes, pods/ the kubelet's pods.
+func (c *Cluster) Cgroup() string {
+	_, _, cgroup, _ := names(c.slot)
+	return cgroup
 }
 
 // Start brings up the control plane and the node, and waits until the node is Ready.
@@ -335,12 +343,21 @@ func cgroupHierarchies() []string {
 }
 
 // cgroups creates the slot's subtree in every hierarchy: node/ holds the node's own
-// processes, pods/ is the kubelet's cgroup root.
+// processes, pods/ is the kubelet's cgroup root. The subtree weighs, in CPU, what kubelet
+// gives kubepods on a real node, the machine's cores in shares (1024 each), beside the
+// host's processes (hack/test.sh runs the tests in a slice of 1024, as systemd's slices
+// are): left at the default 1024 among the host's processes, the whole node weighed as much
+// as one busy thread of a test beside it, and its pods starved.
 func (c *Cluster) cgroups() error {
 	_, _, cgroup, _ := names(c.slot)
 	for _, h := range cgroupHierarchies() {
 		for _, sub := range []string{"node", "pods"} {
 			if err := os.MkdirAll(filepath.Join(h, cgroup, sub), 0o755); err != nil {
+				return err
+			}
+		}
+		if shares := filepath.Join(h, cgroup, "cpu.shares"); fileExists(shares) {
+			if err := os.WriteFile(shares, []byte(strconv.Itoa(runtime.NumCPU()*1024)), 0o644); err != nil {
 				return err
 			}
 		}
@@ -826,4 +843,9 @@ func waitFor(timeout time.Duration, what string, ok func() bool) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -47,9 +47,8 @@ const queryRate = 20
 // pod holding a copy of its shards is down (every two of the three hold copies of one
 // shard), whatever made that one unready. In make test the other packages' tests run
 // beside it on the two cores, which is what made probes time out on a fresh machine.
-// VECTORPILOT_E2E_CPU_HOG=1 adds a busy loop on one core for the rollout: on this
-// harness the pods' cgroup weighs as much as that one process, and at 20 queries/s the
-// nodes then time queries out whatever the operator does (see the README).
+// VECTORPILOT_E2E_CPU_HOG=1 adds a busy loop on one core for the rollout, a process of
+// the host outside the tests' CPU slice (see the README for what it shows).
 // VECTORPILOT_E2E_ROLLS=N rolls N times in a row (each round flips the setting), 1 by
 // default.
 func TestRollingRestartUnderLoad(t *testing.T) {
@@ -111,6 +110,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 
 	health := watchHealth(base)
 	pods := watchPods(sc, before)
+	cpu := watchCPU(bucketWidth, podNames)
 	load := startLoad(t, base, "docs-v1", "before")
 	time.Sleep(20 * time.Second)
 
@@ -150,6 +150,10 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	phases := load.stop()
 	colours, unanswered, red := health.stop()
 	seen := pods.stop()
+	// One timeline, by wall-clock time: queries, CPU by cgroup, pod changes.
+	timeline := slices.Concat(load.timeline(), cpu.stop(), seen.events)
+	slices.SortStableFunc(timeline, func(a, b string) int { return strings.Compare(a[:8], b[:8]) })
+	t.Logf("timeline:\n%s", strings.Join(timeline, "\n"))
 
 	t.Logf("rolling restart of %d nodes (maxUnavailable %d) took %s, a CPU hog on one core for %s; health samples %v (%d unanswered); "+
 		"at most %d pods not ready at once (%s), at most %d stopped by the restart at once; samples with search weight 0 by node %v",
@@ -201,7 +205,9 @@ type cpuHog struct {
 
 func startCPUHog(t *testing.T) *cpuHog {
 	t.Helper()
-	cmd := exec.Command("timeout", "900", "sh", "-c", "while :; do :; done")
+	// At the root of the machine's CPU cgroups, out of the tests' slice (hack/test.sh): a
+	// runaway process of the host, weighing against the node as a process of its own.
+	cmd := exec.Command("sh", "-c", `echo $$ > /sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null; exec timeout 900 sh -c 'while :; do :; done'`)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting the CPU hog: %v", err)
@@ -366,6 +372,18 @@ func update(t *testing.T, obj client.Object, edit func()) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// podNames are every pod's name by UID.
+func podNames() map[string]string {
+	var pods corev1.PodList
+	out := map[string]string{}
+	if err := k8s.List(context.Background(), &pods); err == nil {
+		for _, p := range pods.Items {
+			out[string(p.UID)] = p.Name
+		}
+	}
+	return out
 }
 
 func podUIDs(t *testing.T, sc *v1alpha1.SearchCluster) map[string]string {
@@ -553,15 +571,25 @@ type loadPhase struct {
 // keep-alive connections kube-proxy still pins to it; a raw HTTP client saw that as one
 // failed query in 2,446 in a CI run.
 type load struct {
-	mu       sync.Mutex
-	phases   []*loadPhase
+	mu     sync.Mutex
+	phases []*loadPhase
+	// buckets are the queries by the 10-second interval they were sent in.
+	buckets  map[int64]*loadBucket
 	done     chan struct{}
 	inflight sync.WaitGroup
 	loop     sync.WaitGroup
 }
 
+// loadBucket is what the queries sent in one 10-second interval met.
+type loadBucket struct {
+	total, failed int
+	slowest       time.Duration
+}
+
+const bucketWidth = 10 * time.Second
+
 func startLoad(t *testing.T, base, index, phase string) *load {
-	l := &load{done: make(chan struct{})}
+	l := &load{done: make(chan struct{}), buckets: map[int64]*loadBucket{}}
 	l.phase(phase)
 	c, err := opensearchgo.NewClient(opensearchgo.Config{Addresses: []string{base}, RequestTimeout: 10 * time.Second, DiscoverNodesOnStart: ptr.To(false)})
 	if err != nil {
@@ -584,7 +612,7 @@ func startLoad(t *testing.T, base, index, phase string) *load {
 				defer l.inflight.Done()
 				start := time.Now()
 				_, err := search(c.Stream, base, index, v)
-				l.record(time.Since(start), err)
+				l.record(start, time.Since(start), err)
 			}(queries[i%len(queries)])
 		}
 	}()
@@ -597,12 +625,21 @@ func (l *load) phase(name string) {
 	l.phases = append(l.phases, &loadPhase{name: name, latency: hdrhistogram.New(1, 60_000_000, 3)})
 }
 
-func (l *load) record(took time.Duration, err error) {
+func (l *load) record(sent time.Time, took time.Duration, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.phases[len(l.phases)-1]
 	p.total++
+	key := sent.UnixNano() / int64(bucketWidth)
+	b := l.buckets[key]
+	if b == nil {
+		b = &loadBucket{}
+		l.buckets[key] = b
+	}
+	b.total++
+	b.slowest = max(b.slowest, took)
 	if err != nil {
+		b.failed++
 		p.failed++
 		if len(p.errors) < 5 {
 			p.errors = append(p.errors, err.Error())
@@ -610,6 +647,25 @@ func (l *load) record(took time.Duration, err error) {
 		return
 	}
 	_ = p.latency.RecordValue(took.Microseconds())
+}
+
+// timeline is a line per 10-second interval: the queries sent in it, how many failed, the
+// slowest.
+func (l *load) timeline() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keys := make([]int64, 0, len(l.buckets))
+	for k := range l.buckets {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		b := l.buckets[k]
+		out[i] = fmt.Sprintf("%s queries: %d sent, %d failed, slowest %s", time.Unix(0, k*int64(bucketWidth)).Format(time.TimeOnly),
+			b.total, b.failed, b.slowest.Round(time.Millisecond))
+	}
+	return out
 }
 
 // stop ends the loop, waits for the queries in flight, and returns every phase.
@@ -714,6 +770,8 @@ type podsSeen struct {
 	// notReadyAtMost names the pods that were not ready when mostNotReady was first seen.
 	notReadyAtMost   []string
 	stoppedWhileDown []string
+	// events are the pods' changes of state, timed.
+	events []string
 }
 
 func watchPods(sc *v1alpha1.SearchCluster, before map[string]string) *podWatch {
@@ -724,6 +782,7 @@ func watchPods(sc *v1alpha1.SearchCluster, before map[string]string) *podWatch {
 	// beenReady are the pods (by UID) seen ready since they were created: one that is not
 	// ready later is unready for another reason (a starved probe), not stopped by a restart.
 	beenReady := map[string]bool{}
+	state := map[string]string{}
 	go func() {
 		defer close(w.stopped)
 		for {
@@ -732,6 +791,20 @@ func watchPods(sc *v1alpha1.SearchCluster, before map[string]string) *podWatch {
 				now := time.Now()
 				var notReady []string
 				stopped := max(want-len(pods.Items), 0)
+				for i := range pods.Items {
+					p := &pods.Items[i]
+					now := "ready"
+					switch {
+					case p.DeletionTimestamp != nil:
+						now = "terminating"
+					case !managed.PodReady(p):
+						now = "not ready"
+					}
+					if state[string(p.UID)] != now {
+						state[string(p.UID)] = now
+						w.seen.events = append(w.seen.events, fmt.Sprintf("%s pod %s (%.5s) %s", time.Now().Format(time.TimeOnly), p.Name, p.UID, now))
+					}
+				}
 				for i := range pods.Items {
 					p := &pods.Items[i]
 					switch {

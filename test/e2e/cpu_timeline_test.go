@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// cpuTimeline samples, every period, the CPU the machine spent and how it was shared:
+// the node's own processes (kubelet, containerd), each pod of the node by name, and
+// everything else on the machine (the tests, the control plane, a CPU hog). A rollout
+// that times queries out is read against it: which pod was starved, and by whom.
+type cpuTimeline struct {
+	mu      sync.Mutex
+	lines   []string
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+const cpuacctRoot = "/sys/fs/cgroup/cpuacct"
+
+func cpuUsage(dir string) float64 {
+	b, err := os.ReadFile(filepath.Join(dir, "cpuacct.usage"))
+	if err != nil {
+		return 0
+	}
+	ns, _ := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	return ns
+}
+
+// podCgroups are the node's pod cgroups (pod<uid> folders) by pod UID.
+func podCgroups(pods string) map[string]string {
+	out := map[string]string{}
+	_ = filepath.WalkDir(pods, func(p string, d os.DirEntry, err error) error {
+		// pod<uid>, the UID's dashes kept (cgroupfs driver).
+		if err == nil && d.IsDir() && p != pods && strings.HasPrefix(d.Name(), "pod") && len(d.Name()) == len("pod")+36 {
+			out[strings.TrimPrefix(d.Name(), "pod")] = p
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// watchCPU starts the sampling; names maps a pod UID to the name shown (others are summed).
+func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline {
+	c := &cpuTimeline{done: make(chan struct{}), stopped: make(chan struct{})}
+	node := filepath.Join(cpuacctRoot, cluster.Cgroup())
+	if _, err := os.Stat(node); err != nil {
+		close(c.stopped)
+		return c
+	}
+	go func() {
+		defer close(c.stopped)
+		prev := map[string]float64{}
+		sample := func() map[string]float64 {
+			now := map[string]float64{"machine": cpuUsage(cpuacctRoot), "node": cpuUsage(node), "node processes": cpuUsage(filepath.Join(node, "node"))}
+			named := names()
+			for uid, dir := range podCgroups(filepath.Join(node, "pods")) {
+				key := "other pods"
+				if n, ok := named[uid]; ok {
+					key = n
+				}
+				now[key] += cpuUsage(dir)
+			}
+			return now
+		}
+		prev = sample()
+		last := time.Now()
+		for {
+			select {
+			case <-c.done:
+				return
+			case <-time.After(period):
+			}
+			now, at := sample(), time.Now()
+			secs := at.Sub(last).Seconds() * 1e9
+			cores := func(k string) float64 { return (now[k] - prev[k]) / secs }
+			var parts []string
+			keys := make([]string, 0, len(now))
+			for k := range now {
+				if k != "machine" && k != "node" && k != "node processes" {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if _, seen := prev[k]; seen {
+					parts = append(parts, fmt.Sprintf("%s %.2f", k, cores(k)))
+				}
+			}
+			line := fmt.Sprintf("%s cores used: machine %.2f, outside the node %.2f, node processes %.2f, %s",
+				at.Format(time.TimeOnly), cores("machine"), cores("machine")-cores("node"), cores("node processes"), strings.Join(parts, ", "))
+			c.mu.Lock()
+			c.lines = append(c.lines, line)
+			c.mu.Unlock()
+			prev, last = now, at
+		}
+	}()
+	return c
+}
+
+func (c *cpuTimeline) stop() []string {
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+	<-c.stopped
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lines
+}
