@@ -47,7 +47,8 @@ func podCgroups(pods string) map[string]string {
 	return out
 }
 
-// watchCPU starts the sampling; names maps a pod UID to the name shown (others are summed).
+// watchCPU starts the sampling; names maps a pod UID to the name shown (others are summed
+// as "other pods").
 func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline {
 	c := &cpuTimeline{done: make(chan struct{}), stopped: make(chan struct{})}
 	node := filepath.Join(cpuacctRoot, cluster.Cgroup())
@@ -57,21 +58,16 @@ func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline
 	}
 	go func() {
 		defer close(c.stopped)
-		prev := map[string]float64{}
+		// Usage by cgroup: the machine, the node, its processes, and each pod by UID (a
+		// recreated pod has a new cgroup whose count starts again).
 		sample := func() map[string]float64 {
 			now := map[string]float64{"machine": cpuUsage(cpuacctRoot), "node": cpuUsage(node), "node processes": cpuUsage(filepath.Join(node, "node"))}
-			named := names()
 			for uid, dir := range podCgroups(filepath.Join(node, "pods")) {
-				key := "other pods"
-				if n, ok := named[uid]; ok {
-					key = n
-				}
-				now[key] += cpuUsage(dir)
+				now[uid] = cpuUsage(dir)
 			}
 			return now
 		}
-		prev = sample()
-		last := time.Now()
+		prev, last := sample(), time.Now()
 		for {
 			select {
 			case <-c.done:
@@ -81,18 +77,26 @@ func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline
 			now, at := sample(), time.Now()
 			secs := at.Sub(last).Seconds() * 1e9
 			cores := func(k string) float64 { return (now[k] - prev[k]) / secs }
-			var parts []string
-			keys := make([]string, 0, len(now))
+			byName := map[string]float64{}
+			named := names()
 			for k := range now {
-				if k != "machine" && k != "node" && k != "node processes" {
-					keys = append(keys, k)
+				if k == "machine" || k == "node" || k == "node processes" {
+					continue
 				}
+				name, ok := named[k]
+				if !ok {
+					name = "other pods"
+				}
+				byName[name] += cores(k)
+			}
+			keys := make([]string, 0, len(byName))
+			for k := range byName {
+				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			for _, k := range keys {
-				if _, seen := prev[k]; seen {
-					parts = append(parts, fmt.Sprintf("%s %.2f", k, cores(k)))
-				}
+			parts := make([]string, len(keys))
+			for i, k := range keys {
+				parts[i] = fmt.Sprintf("%s %.2f", k, byName[k])
 			}
 			line := fmt.Sprintf("%s cores used: machine %.2f, outside the node %.2f, node processes %.2f, %s",
 				at.Format(time.TimeOnly), cores("machine"), cores("machine")-cores("node"), cores("node processes"), strings.Join(parts, ", "))
