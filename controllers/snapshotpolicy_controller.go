@@ -92,6 +92,8 @@ type policyRun struct {
 	snapshots []v1alpha1.VectorSnapshot
 	// next is the next scheduled time after the last one taken.
 	next time.Time
+	// waitingOn names the policy's snapshot still running at a due slot.
+	waitingOn string
 }
 
 // degraded records a failure: one that may pass is retried on the backoff, one that needs
@@ -149,7 +151,11 @@ func (r *SnapshotPolicyReconciler) listSnapshots(ctx context.Context, run *polic
 	return err
 }
 
-// takeDueSnapshot takes the latest due slot's snapshot, unless suspended.
+// takeDueSnapshot takes the latest due slot's snapshot, unless suspended, or while one of
+// the policy's snapshots still runs (a CronJob's concurrencyPolicy Forbid): snapshots
+// slower than the schedule would otherwise queue up without end. The slots missed
+// meanwhile come down to one, taken when the running snapshot ends (its change wakes the
+// policy).
 func (r *SnapshotPolicyReconciler) takeDueSnapshot(ctx context.Context, run *policyRun) steps.Result {
 	p := run.p
 	last := p.CreationTimestamp.Time
@@ -159,6 +165,12 @@ func (r *SnapshotPolicyReconciler) takeDueSnapshot(ctx context.Context, run *pol
 	run.next = run.schedule.Next(last)
 	if p.Spec.Suspend || run.now.Before(run.next) {
 		return steps.Continue()
+	}
+	for _, s := range run.snapshots {
+		if s.Status.Phase != v1alpha1.SnapshotSucceeded && s.Status.Phase != v1alpha1.SnapshotFailed && s.DeletionTimestamp.IsZero() {
+			run.waitingOn = s.Name
+			return steps.Continue()
+		}
 	}
 	slot := latestSlot(run.schedule, run.next, run.now)
 	if err := r.takeSnapshot(ctx, p, slot); err != nil {
@@ -186,6 +198,11 @@ func (r *SnapshotPolicyReconciler) record(_ context.Context, run *policyRun) ste
 	metrics.SnapshotFailures.WithLabelValues(p.Namespace, p.Name).Add(0)
 	n := metav1.NewTime(next)
 	p.Status.NextScheduleTime = &n
+	if run.waitingOn != "" {
+		conditions.Set(&p.Status.Conditions, p.Generation, conditions.Ready, v1alpha1.ReasonReconciled,
+			fmt.Sprintf("repository %s registered; the snapshot due %s waits for VectorSnapshot %s, still running", p.Spec.Repository.Name, next.UTC().Format(time.RFC3339), run.waitingOn))
+		return steps.After(r.Options.IndexResyncInterval) // its end wakes the policy sooner
+	}
 	conditions.Set(&p.Status.Conditions, p.Generation, conditions.Ready, v1alpha1.ReasonReconciled,
 		fmt.Sprintf("repository %s registered; next snapshot %s", p.Spec.Repository.Name, next.UTC().Format(time.RFC3339)))
 	return steps.After(min(time.Until(next)+time.Second, r.Options.IndexResyncInterval))

@@ -39,14 +39,22 @@ func TestTakeDueSnapshot(t *testing.T) {
 		runs     int
 		want     []string
 		degraded string
+		// phases are the policy's snapshots already there, by phase.
+		phases []string
 	}{
-		{"not due yet", created.Add(10 * time.Minute), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, ""},
+		{"not due yet", created.Add(10 * time.Minute), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, "", nil},
 		{"due: the latest missed slot only", created.Add(3*time.Hour + 5*time.Minute), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1,
-			[]string{slotName(created.Truncate(time.Hour).Add(3 * time.Hour))}, ""},
+			[]string{slotName(created.Truncate(time.Hour).Add(3 * time.Hour))}, "", nil},
 		{"the same slot twice (a lost status write): one snapshot", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 2,
-			[]string{slotName(created.Truncate(time.Hour).Add(time.Hour))}, ""},
-		{"suspended", created.Add(5 * time.Hour), true, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, ""},
-		{"selects no index of this cluster", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "other")}, 1, nil, v1alpha1.ReasonNoIndexes},
+			[]string{slotName(created.Truncate(time.Hour).Add(time.Hour))}, "", nil},
+		{"suspended", created.Add(5 * time.Hour), true, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, "", nil},
+		{"selects no index of this cluster", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "other")}, 1, nil, v1alpha1.ReasonNoIndexes, nil},
+		{"due while its last snapshot still runs: none", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, "",
+			[]string{v1alpha1.SnapshotSucceeded, v1alpha1.SnapshotInProgress}},
+		{"due while its last snapshot is not started: none", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1, nil, "",
+			[]string{""}},
+		{"due once its snapshots ended", created.Add(time.Hour), false, []*v1alpha1.VectorIndex{index("a", "vectors")}, 1,
+			[]string{slotName(created.Truncate(time.Hour).Add(time.Hour))}, "", []string{v1alpha1.SnapshotSucceeded, v1alpha1.SnapshotFailed}},
 	} {
 		p := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: "ns", UID: types.UID("uid-policy"),
 			CreationTimestamp: metav1.NewTime(created)}}
@@ -57,8 +65,12 @@ func TestTakeDueSnapshot(t *testing.T) {
 		}
 		c := b.Build()
 		r := &SnapshotPolicyReconciler{Client: c, Recorder: events.NewFakeRecorder(10), Options: Options{MaxRetryDelay: time.Minute}}
+		var existing []v1alpha1.VectorSnapshot
+		for i, phase := range tc.phases {
+			existing = append(existing, v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("earlier-%d", i)}, Status: v1alpha1.VectorSnapshotStatus{Phase: phase}})
+		}
 		for range tc.runs {
-			run := &policyRun{p: p.DeepCopy(), now: tc.now, schedule: hourly}
+			run := &policyRun{p: p.DeepCopy(), now: tc.now, schedule: hourly, snapshots: existing}
 			r.takeDueSnapshot(context.Background(), run)
 			if tc.degraded != "" {
 				if d := meta.FindStatusCondition(run.p.Status.Conditions, v1alpha1.ConditionDegraded); d == nil || d.Reason != tc.degraded {
