@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -65,10 +65,7 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	if err := osClient.Refresh(t.Context(), source.Spec.IndexName); err != nil {
 		t.Fatal(err)
 	}
-	want, err := bench.SearchIDs(t.Context(), osClient, source.Spec.IndexName, "embedding", queries, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := searchHits(t, osClient, source.Spec.IndexName, queries)
 	local := latencies(t, osClient, source.Spec.IndexName, queries, nil)
 	localDisk := indexDiskBytes(t, node, liveIndex(t, osClient, source.Spec.IndexName).UUID)
 
@@ -105,9 +102,17 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	cold := latencies(t, osClient, served.Spec.IndexName, queries, func() { clearFileCache(t, url) })
 	clearedCache := fileCacheUsed(t, osClient)
 	warm := latencies(t, osClient, served.Spec.IndexName, queries, nil)
-	differ := differingTopTens(t, osClient, served.Spec.IndexName, queries, want)
-	if differ > 0 {
-		t.Errorf("%d of %d top-10s differ from the local index's", differ, len(want))
+	// The remote snapshot's files are read through the file cache, not mmap, and Lucene
+	// scores such vectors on another code path, whose float sums differ in the last bit
+	// (0.98364470 locally, 0.98364466 from S3): hits whose scores differ by less than
+	// scoreTolerance may swap places; any other difference is a wrong answer.
+	const scoreTolerance = 1e-6
+	differ := 0
+	for q, hits := range searchHits(t, osClient, served.Spec.IndexName, queries) {
+		if why := topTenDiffers(want[q], hits, scoreTolerance); why != "" {
+			differ++
+			t.Errorf("query %d: %s\n  local           %v\n  remote snapshot %v", q, why, want[q], hits)
+		}
 	}
 	servedCache, servedDisk := fileCacheUsed(t, osClient), indexDiskBytes(t, node, live.UUID)
 	t.Logf("%d vectors × 32 dims, 2 shards, 50 queries, top 10: %d of %d differ", base.Len(), differ, len(want))
@@ -212,4 +217,61 @@ func indexDiskBytes(t *testing.T, node, uuid string) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// topTenDiffers says how got differs from want beyond swaps between hits whose scores are
+// within tolerance of each other, or "" when it does not.
+func topTenDiffers(want, got []opensearch.Hit, tolerance float64) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d hits, want %d", len(got), len(want))
+	}
+	for i, h := range got {
+		if h.ID == want[i].ID {
+			continue
+		}
+		// Another hit at rank i: it must score as the one it replaced, by either answer.
+		j := slices.IndexFunc(want, func(w opensearch.Hit) bool { return w.ID == h.ID })
+		if j >= 0 && math.Abs(want[j].Score-want[i].Score) <= tolerance {
+			continue
+		}
+		if j < 0 && math.Abs(h.Score-want[i].Score) <= tolerance {
+			continue
+		}
+		return fmt.Sprintf("rank %d is %s (score %v), want %s (score %v)", i+1, h.ID, h.Score, want[i].ID, want[i].Score)
+	}
+	return ""
+}
+
+// searchHits are each query's top-10 hits with their scores.
+func searchHits(t *testing.T, c *opensearch.Client, index string, queries dataset.Vectors) [][]opensearch.Hit {
+	t.Helper()
+	out := make([][]opensearch.Hit, queries.Len())
+	for q := range out {
+		res, err := c.Search(t.Context(), index, opensearch.KNNQuery("embedding", queries.At(q), 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[q] = res.Hits
+	}
+	return out
+}
+
+func TestTopTenDiffers(t *testing.T) {
+	want := []opensearch.Hit{{ID: "a", Score: 0.99}, {ID: "b", Score: 0.9862828}, {ID: "c", Score: 0.9862828}, {ID: "d", Score: 0.97}}
+	for _, tc := range []struct {
+		name string
+		got  []opensearch.Hit
+		want bool
+	}{
+		{"the same", want, false},
+		{"a tie swapped, its score a bit off", []opensearch.Hit{{ID: "a", Score: 0.99}, {ID: "c", Score: 0.9862828}, {ID: "b", Score: 0.98628277}, {ID: "d", Score: 0.97}}, false},
+		{"the last replaced by one as close", []opensearch.Hit{want[0], want[1], want[2], {ID: "e", Score: 0.9700001}}, false},
+		{"the last replaced by a farther one", []opensearch.Hit{want[0], want[1], want[2], {ID: "e", Score: 0.96}}, true},
+		{"two distinct scores swapped", []opensearch.Hit{want[1], want[0], want[2], want[3]}, true},
+		{"a hit missing", want[:3], true},
+	} {
+		if got := topTenDiffers(want, tc.got, 1e-6); (got != "") != tc.want {
+			t.Errorf("%s: %q", tc.name, got)
+		}
+	}
 }
