@@ -30,6 +30,7 @@ const (
 	indexKNN    = "index.knn"
 	shards      = "index.number_of_shards"
 	heldByBench = " — except while a BenchmarkRun on the index is Running: the run holds it (below)"
+	sweepWhen   = "cell by cell while Running; the sweep puts the value before back as it ends (before the run is marked finished, so the tune step never reads a cell's setting as its own), and `status.restoreSettings` however the run ends"
 )
 
 // Table is every setting the operator writes.
@@ -43,8 +44,9 @@ var Table = []Owner{
 	{refresh, "index", "BenchmarkRun · run (Local load, or the Workflow's `vectorpilot bench prepare`)", "-1 while loading, then the value before; `status.restoreSettings` is recorded before the first change and put back however the run ends"},
 	{indexspec.SettingConcurrentMode, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
 	{indexspec.SettingMaxSliceCount, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
-	{indexspec.SettingConcurrentMode, "index", "BenchmarkRun · run (each cell of the sweep)", "cell by cell while Running; put back from `status.restoreSettings` when the run ends"},
-	{indexspec.SettingMaxSliceCount, "index", "BenchmarkRun · run (each cell of the sweep)", "cell by cell while Running; put back from `status.restoreSettings` when the run ends"},
+	{indexspec.SettingConcurrentMode, "index", "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
+	{indexspec.SettingMaxSliceCount, "index", "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
+	{indexspec.RestoreMarkerSetting, "index", "VectorIndex · ensure index (restore)", "set by the restore request as OpenSearch creates the index; removed once the index carries the object's `_meta`"},
 	{rollout.AllocationSetting, "cluster (persistent)", "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
 	{"every key of a pool's `opensearch.yml`", "node", "SearchCluster (managed) · apply objects (the pool's ConfigMap)", "on a spec change; static, so pods restart onto it one step at a time"},
 }

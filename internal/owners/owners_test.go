@@ -32,6 +32,7 @@ func written() []string {
 		out = append(out, k)
 	}
 	out = append(out, benchrun.HeldSettings...)
+	out = append(out, indexspec.RestoreMarkerSetting) // the restore request's index_settings
 	out = append(out, rollout.AllocationSetting)
 	slices.Sort(out)
 	return slices.Compact(out)
