@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -227,8 +228,17 @@ func TestSecurityOffIsAWarning(t *testing.T) {
 		t.Error("a CA for a cluster without security")
 	}
 	// Security cannot be switched on later: nodes with and without TLS form no cluster.
-	sc.Spec.Managed.Security.Enabled = nil
-	err := e.k8s.Update(e.ctx, sc)
+	// The operator writes the object meanwhile: a conflict is retried on the newest.
+	var err error
+	for {
+		if err = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			t.Fatal(err)
+		}
+		sc.Spec.Managed.Security.Enabled = nil
+		if err = e.k8s.Update(e.ctx, sc); !apierrors.IsConflict(err) {
+			break
+		}
+	}
 	if err == nil || !strings.Contains(err.Error(), "spec.managed.security.enabled cannot change") {
 		t.Errorf("switching security on: %v", err)
 	}
