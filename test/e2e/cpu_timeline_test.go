@@ -33,6 +33,70 @@ func cpuUsage(dir string) float64 {
 	return ns
 }
 
+// outsideProcesses is the CPU time (in clock ticks) of every process outside the node
+// cgroup, by PID, with its command name: the part of "outside the node" each one took.
+func outsideProcesses(nodeCgroup string) map[int]procTicks {
+	out := map[int]procTicks{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil || strings.Contains(string(cg), nodeCgroup) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... utime(14) stime(15); comm may hold spaces.
+		s := string(stat)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(s[end+1:])
+		if len(fields) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		out[pid] = procTicks{name: s[open+1 : end], ticks: utime + stime}
+	}
+	return out
+}
+
+type procTicks struct {
+	name  string
+	ticks float64
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux).
+const clockTicks = 100
+
+// busiestOutside names the processes outside the node that took at least 0.05 cores
+// between two samples, by command name, busiest first.
+func busiestOutside(prev, now map[int]procTicks, secs float64) string {
+	byName := map[string]float64{}
+	for pid, p := range now {
+		byName[p.name] += (p.ticks - prev[pid].ticks) / clockTicks / secs
+	}
+	names := make([]string, 0, len(byName))
+	for n, cores := range byName {
+		if cores >= 0.05 {
+			names = append(names, n)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return byName[names[i]] > byName[names[j]] })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", n, byName[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // podCgroups are the node's pod cgroups (pod<uid> folders) by pod UID.
 func podCgroups(pods string) map[string]string {
 	out := map[string]string{}
@@ -68,6 +132,7 @@ func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline
 			return now
 		}
 		prev, last := sample(), time.Now()
+		prevOutside := outsideProcesses(cluster.Cgroup())
 		for {
 			select {
 			case <-c.done:
@@ -75,6 +140,8 @@ func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline
 			case <-time.After(period):
 			}
 			now, at := sample(), time.Now()
+			outside := outsideProcesses(cluster.Cgroup())
+			busiest := busiestOutside(prevOutside, outside, at.Sub(last).Seconds())
 			secs := at.Sub(last).Seconds() * 1e9
 			cores := func(k string) float64 { return (now[k] - prev[k]) / secs }
 			byName := map[string]float64{}
@@ -98,12 +165,12 @@ func watchCPU(period time.Duration, names func() map[string]string) *cpuTimeline
 			for i, k := range keys {
 				parts[i] = fmt.Sprintf("%s %.2f", k, byName[k])
 			}
-			line := fmt.Sprintf("%s cores used: machine %.2f, outside the node %.2f, node processes %.2f, %s",
-				at.Format(time.TimeOnly), cores("machine"), cores("machine")-cores("node"), cores("node processes"), strings.Join(parts, ", "))
+			line := fmt.Sprintf("%s cores used: machine %.2f, outside the node %.2f (busiest: %s), node processes %.2f, %s",
+				at.Format(time.TimeOnly), cores("machine"), cores("machine")-cores("node"), busiest, cores("node processes"), strings.Join(parts, ", "))
 			c.mu.Lock()
 			c.lines = append(c.lines, line)
 			c.mu.Unlock()
-			prev, last = now, at
+			prev, last, prevOutside = now, at, outside
 		}
 	}()
 	return c

@@ -12,6 +12,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -33,7 +34,22 @@ func TestForeignWorkflowsLeaveTheOperatorsMemoryAlone(t *testing.T) {
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), ns) })
+	// The clean-up waits for the namespace to be gone: deleting 5,000 Workflows kept the
+	// sandbox's API server, etcd and controller-manager on more than a core of this machine
+	// for over a minute, and the test after this one (a rolling restart under load) timed
+	// its queries out on the node's starved pods while they did.
+	t.Cleanup(func() {
+		if err := k8s.Delete(context.Background(), ns); err != nil {
+			t.Errorf("deleting namespace %s: %v", ns.Name, err)
+			return
+		}
+		started := time.Now()
+		waitFor(t, 10*time.Minute, "namespace "+ns.Name+" and its Workflows deleted", func() (bool, string) {
+			err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ns), &corev1.Namespace{})
+			return apierrors.IsNotFound(err), fmt.Sprintf("namespace still there (%v)", err)
+		})
+		t.Logf("namespace %s and its Workflows deleted in %s", ns.Name, time.Since(started).Round(time.Second))
+	})
 
 	// A realistic spec: a container step with its arguments, and the kind of annotation
 	// (a rendered config) that makes real Workflows weigh kilobytes.
