@@ -224,7 +224,7 @@ func TestObservePools(t *testing.T) {
 		node("n1", avx512), node("n2", avx2),
 	).Build()
 	r := &SearchClusterReconciler{Client: c, APIReader: c}
-	obs, err := r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", true), data: true, wanted: 3}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}})
+	obs, err := r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", true), data: true, wanted: 3}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestObservePools(t *testing.T) {
 	}
 
 	// A StatefulSet that has not observed its spec yet: nothing is outdated until it has.
-	obs, err = r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", false), data: true, wanted: 3}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}})
+	obs, err = r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", false), data: true, wanted: 3}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestObservePools(t *testing.T) {
 	}
 
 	// The data pool shrinks to one node: the pod above it is leaving, and not wanted.
-	obs, err = r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", true), data: true, wanted: 1}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}})
+	obs, err = r.observePools(context.Background(), sc, []poolView{{name: "data", sts: set("data", "new", true), data: true, wanted: 1}, {name: "spr", sts: set("spr", "new", true), clusterManager: true, wanted: 1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/internal/security"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
@@ -168,7 +169,7 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			return err
 		}),
 		steps.Fallible("observe pools", func(ctx context.Context, m *managedRun) (err error) {
-			m.obs, err = r.observePools(ctx, m.sc, m.pools)
+			m.obs, err = r.observePools(ctx, m.sc, m.pools, m.security)
 			return err
 		}),
 		{Name: "probe", Run: func(ctx context.Context, m *managedRun) steps.Result {
@@ -229,8 +230,8 @@ func (r *SearchClusterReconciler) keystoreAllowed(ctx context.Context, sc *v1alp
 
 // applyObjects server-side applies every object of the cluster and returns the pools it
 // runs: the spec's, as applied, then removed pools whose StatefulSets still exist.
-func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster, security map[string]managed.SecurityRevision) ([]poolView, error) {
-	live := managed.Live{Security: security, Replicas: map[string]int32{}, SysctlImage: r.Options.SysctlImage}
+func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1.SearchCluster, revisions map[string]managed.SecurityRevision) ([]poolView, error) {
+	live := managed.Live{Security: revisions, Replicas: map[string]int32{}, SysctlImage: r.Options.SysctlImage}
 	if sc.Status.ClusterUUID == "" {
 		live.InitialManagers = sc.Status.InitialClusterManagerNodes
 	}
@@ -351,10 +352,11 @@ func (r *SearchClusterReconciler) apply(ctx context.Context, sc *v1alpha1.Search
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// observePools reads the pods and their nodes into status.pools and the planners' view.
-// A pod its pool no longer wants (ordinal at or above the spec's replicas, or of a removed
-// pool) is leaving.
-func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1.SearchCluster, pools []poolView) (poolObservation, error) {
+// observePools reads the pods and their nodes into status.pools and the planners' view,
+// and when the certificates the running pods serve end into status.certificates. A pod its
+// pool no longer wants (ordinal at or above the spec's replicas, or of a removed pool) is
+// leaving.
+func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1.SearchCluster, pools []poolView, revisions map[string]managed.SecurityRevision) (poolObservation, error) {
 	// Read past the cache: a pod deleted by the last reconcile can still look ready and
 	// running in it, and a restart decided on that would take down a second copy.
 	var pods corev1.PodList
@@ -363,6 +365,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 	}
 	obs := poolObservation{settled: true, cpu: map[string]string{}}
 	sc.Status.Pools = nil
+	var served time.Time
 	for _, pool := range pools {
 		sts := pool.sts
 		status := v1alpha1.NodePoolStatus{Name: pool.name}
@@ -396,11 +399,16 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 				levels = append(levels, level)
 				obs.cpu[pod.Name] = level
 			}
+			expire := revisions[pool.name].CertificatesExpire(pod)
+			if !expire.IsZero() && pod.DeletionTimestamp == nil && (served.IsZero() || expire.Before(served)) {
+				served = expire
+			}
 			leaving := ordinal(pod.Name) >= pool.wanted
 			obs.upgrade = obs.upgrade || (outdated && !leaving && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
 				Name: pod.Name, Pool: pool.name, Ordinal: ordinal(pod.Name), ClusterManager: pool.clusterManager, Data: pool.data,
 				Persistent: pool.persistent, Remote: pool.remote, Ready: ready, ServedSinceStart: managed.ServedSinceStart(pod), Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
+				CertificatesExpire: expire,
 			})
 		}
 		if status.Unschedulable != "" {
@@ -413,6 +421,9 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			obs.missing += missing
 		}
 		sc.Status.Pools = append(sc.Status.Pools, status)
+	}
+	if c := sc.Status.Certificates; c != nil && !served.IsZero() {
+		c.ServedNotAfter = ptr.To(metav1.NewTime(served.UTC().Truncate(time.Second)))
 	}
 	return obs, nil
 }
@@ -568,11 +579,20 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		VersionUpgrade: obs.upgrade,
 		Health:         r.clusterHealth(ctx, m),
 		Draining:       sc.Status.DrainingNodes,
+		// Certificates are re-issued rotateBefore ahead of their end; a node still serving
+		// the old ones halfway through restarts in any health (rollout.State.Expiring).
+		Now:          time.Now(),
+		ExpiryMargin: security.LifetimesOf(sc).RotateBefore / 2,
 	}
 	plan := rollout.Decide(state)
 	if serving := servingPods(plan, state); len(serving) > 0 {
 		if err := r.prepareRestart(ctx, sc, m.probe.nodes, serving); err != nil {
-			plan.Restart, plan.BlockedBy, plan.Reason = nil, "prepare_restart", err.Error()
+			// Unprepared, only expiring pods go: their certificates' end would stop them
+			// anyway, prepared or not.
+			plan.Restart = slices.DeleteFunc(plan.Restart, func(name string) bool {
+				return !slices.ContainsFunc(state.Pods, func(p rollout.Pod) bool { return p.Name == name && state.Expiring(p) })
+			})
+			plan.BlockedBy, plan.Reason = "prepare_restart", err.Error()
 		}
 	}
 	if len(plan.Restart) > 0 {

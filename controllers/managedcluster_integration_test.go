@@ -289,8 +289,9 @@ type kubelet struct {
 	startup  time.Duration
 	mu       sync.Mutex
 	restarts []string
-	// maxUnavailable and maxManagersDown are the worst seen.
+	// maxUnavailable and maxManagersDown are the worst seen; worstSeen the pods then.
 	maxUnavailable, maxManagersDown int
+	worstSeen                       string
 }
 
 // startRollingOperator starts the operator for managed clusters that roll: endpoint is
@@ -345,6 +346,14 @@ func (k *kubelet) run(stop <-chan struct{}) {
 			}
 		}
 		k.mu.Lock()
+		if k.desired-available > k.maxUnavailable {
+			var seen []string
+			for i := range pods {
+				seen = append(seen, fmt.Sprintf("%s (uid %s, ready %v, deleted %v)", pods[i].Name, pods[i].UID[:5],
+					meta.IsStatusConditionTrue(podConditions(&pods[i]), string(corev1.PodReady)), pods[i].DeletionTimestamp != nil))
+			}
+			k.worstSeen = time.Now().Format(time.TimeOnly) + ": " + strings.Join(seen, ", ")
+		}
 		k.maxUnavailable = max(k.maxUnavailable, k.desired-available)
 		k.maxManagersDown = max(k.maxManagersDown, managersDown)
 		k.mu.Unlock()
@@ -387,6 +396,13 @@ func (k *kubelet) resetWorst() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.maxUnavailable, k.maxManagersDown = 0, 0
+}
+
+// seenAtWorst is the pods as they were when the most were unavailable.
+func (k *kubelet) seenAtWorst() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.worstSeen
 }
 
 func (k *kubelet) snapshot() ([]string, int, int) {

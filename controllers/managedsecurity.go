@@ -3,6 +3,7 @@ package controllers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -29,6 +30,14 @@ import (
 // IssuedAtAnnotation on a certificates Secret is when its certificates were last
 // re-issued together.
 const IssuedAtAnnotation = "vectorpilot.io/issued-at"
+
+// issuesAnnotation on a certificates Secret is when the certificates of its latest issues
+// end, by issue time (JSON): a pod not yet restarted onto re-issued certificates serves
+// those of its issue until then, however many re-issues it waited through.
+const issuesAnnotation = "vectorpilot.io/issues"
+
+// issuesKept is how many issues issuesAnnotation remembers.
+const issuesKept = 5
 
 // credentialsDigestAnnotation on the security configuration Secret names the passwords it
 // was rendered from (security.CredentialsDigest).
@@ -101,18 +110,31 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 	m.security = map[string]managed.SecurityRevision{}
 	trust := security.Fingerprint(auth.Trust)
 	var earliest *security.Leaves
-	keep := func(name string, specs []security.LeafSpec) (security.Leaves, error) {
+	// keep returns the Secret's certificates and when each issue its pods may serve ends.
+	keep := func(name string, specs []security.LeafSpec) (security.Leaves, map[string]time.Time, error) {
 		s, err := r.readSecret(ctx, sc.Namespace, name)
 		if err != nil {
-			return security.Leaves{}, err
+			return security.Leaves{}, nil, err
 		}
 		leaves, err := security.PlanLeaves(security.LeavesInput{Current: s.Data, IssuedAt: s.Annotations[IssuedAtAnnotation],
 			Specs: specs, Authority: auth, Now: now, Lifetimes: lifetimes})
 		if err != nil {
-			return security.Leaves{}, err
+			return security.Leaves{}, nil, err
 		}
-		if err := r.writeSecret(ctx, sc, s, leaves.Data, map[string]string{IssuedAtAnnotation: leaves.IssuedAt}, true); err != nil {
-			return security.Leaves{}, err
+		issues := security.Issues{}
+		_ = json.Unmarshal([]byte(s.Annotations[issuesAnnotation]), &issues) // unreadable: start again
+		if leaves.Reissued && !leaves.ReplacedNotAfter.IsZero() {
+			issues[s.Annotations[IssuedAtAnnotation]] = leaves.ReplacedNotAfter
+		}
+		issues[leaves.IssuedAt] = leaves.NotAfter
+		issues.Keep(issuesKept)
+		record, err := json.Marshal(issues)
+		if err != nil {
+			return security.Leaves{}, nil, err
+		}
+		annotations := map[string]string{IssuedAtAnnotation: leaves.IssuedAt, issuesAnnotation: string(record)}
+		if err := r.writeSecret(ctx, sc, s, leaves.Data, annotations, true); err != nil {
+			return security.Leaves{}, nil, err
 		}
 		if leaves.Reissued && s.ResourceVersion != "" {
 			r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonCertificatesRotated, "Certificates",
@@ -121,16 +143,16 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 		if earliest == nil || leaves.NotAfter.Before(earliest.NotAfter) {
 			earliest = &leaves
 		}
-		return leaves, nil
+		return leaves, issues, nil
 	}
 	for _, p := range sc.Spec.Managed.NodePools {
-		leaves, err := keep(managed.CertsSecretName(sc, p.Name), security.PoolSpecs(sc, p))
+		leaves, notAfter, err := keep(managed.CertsSecretName(sc, p.Name), security.PoolSpecs(sc, p))
 		if err != nil {
 			return fail(err)
 		}
-		m.security[p.Name] = managed.SecurityRevision{Trust: trust, Issued: leaves.IssuedAt}
+		m.security[p.Name] = managed.SecurityRevision{Trust: trust, Issued: leaves.IssuedAt, NotAfter: notAfter}
 	}
-	if _, err := keep(managed.AdminCertSecretName(sc), []security.LeafSpec{security.AdminSpec(sc)}); err != nil {
+	if _, _, err := keep(managed.AdminCertSecretName(sc), []security.LeafSpec{security.AdminSpec(sc)}); err != nil {
 		return fail(err)
 	}
 	if err := r.keepUsers(ctx, sc); err != nil {

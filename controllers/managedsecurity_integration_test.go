@@ -149,7 +149,7 @@ func TestSecuredManagedCluster(t *testing.T) {
 	})
 	waitRolledOut(e, sc, 60*time.Second)
 	if _, worst, _ := k.snapshot(); worst > 1 {
-		t.Errorf("%d nodes down at once during the rotation", worst)
+		t.Errorf("%d nodes down at once during the rotation: %s", worst, k.seenAtWorst())
 	}
 	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "sec-nodes"}, &sts); err != nil {
 		t.Fatal(err)
@@ -241,5 +241,69 @@ func TestSecurityOffIsAWarning(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "spec.managed.security.enabled cannot change") {
 		t.Errorf("switching security on: %v", err)
+	}
+}
+
+// TestCertificatesNeverExpireOnARedCluster: a cluster that stays red and does not answer
+// holds its rolling restarts, but not past its certificates: once the re-issued ones have
+// waited half of rotateBefore, each pod still serving the old ones restarts onto them —
+// one at a time — before the old ones end. status.certificates.servedNotAfter follows what
+// the running pods serve: the old end until the last of them restarted, then the new.
+func TestCertificatesNeverExpireOnARedCluster(t *testing.T) {
+	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return "https://127.0.0.1:1" }, &controlledHealth{health: rollout.Health{Status: "red"}})
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "red", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version:   "3.6.0",
+		NodePools: []v1alpha1.NodePool{pool("nodes", v1alpha1.SIMDAuto, 2, "cluster_manager", "data")},
+		// Re-issued 40 s after issue; expiring (70 s left) 110 s after.
+		Security: v1alpha1.ClusterSecurity{TLS: v1alpha1.ClusterTLS{
+			CertificateValidity: &metav1.Duration{Duration: 3 * time.Minute}, RotateBefore: &metav1.Duration{Duration: 140 * time.Second}}},
+	}}}
+	e.create(sc)
+	k := playKubelet(e, sc, 2)
+	var first time.Time
+	e.eventually(60*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		c := sc.Status.Certificates
+		if c == nil || c.ServedNotAfter == nil || len(sc.Status.Pools) == 0 || sc.Status.Pools[0].ReadyReplicas < 2 {
+			return false, fmt.Sprintf("status.certificates %+v, pools %+v", c, sc.Status.Pools)
+		}
+		first = c.ServedNotAfter.Time
+		return true, ""
+	})
+	issued := first.Add(-3 * time.Minute)
+	k.resetWorst()
+	// Re-issued at 40 s; the rollout holds on the red cluster meanwhile.
+	e.eventually(90*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		r := sc.Status.Rollout
+		return r != nil && r.BlockedBy == "cluster_health", fmt.Sprintf("rollout %+v", r)
+	})
+	if restarts, _, _ := k.snapshot(); len(restarts) > 0 {
+		t.Errorf("restarted %v before the certificates were expiring, on a red cluster", restarts)
+	}
+	if c := sc.Status.Certificates; !c.NotAfter.After(first) || !c.ServedNotAfter.Equal(&metav1.Time{Time: first}) {
+		t.Errorf("after the re-issue: notAfter %s, servedNotAfter %s; the pods serve the first ones, ending %s", c.NotAfter, c.ServedNotAfter, first)
+	}
+	// The first restart comes once they are expiring, both before the first ones end.
+	e.eventually(time.Until(first), func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		restarts, _, _ := k.snapshot()
+		return len(restarts) > 0, fmt.Sprintf("no restart yet, rollout %+v", sc.Status.Rollout)
+	})
+	if after := time.Since(issued); after < 105*time.Second {
+		t.Errorf("the first restart came %s after issue, before the certificates were expiring (110 s)", after.Round(time.Second))
+	}
+	e.eventually(time.Until(first), func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		restarts, _, _ := k.snapshot()
+		served := sc.Status.Certificates.ServedNotAfter
+		return len(restarts) >= 2 && served != nil && served.After(first),
+			fmt.Sprintf("restarts %v, servedNotAfter %v, rollout %+v", restarts, served, sc.Status.Rollout)
+	})
+	restarts, worst, _ := k.snapshot()
+	t.Logf("certificates issued at %s; pods %v restarted onto the re-issued ones by %s, %s before the first ones ended",
+		issued.Format(time.TimeOnly), restarts, time.Now().Format(time.TimeOnly), time.Until(first).Round(time.Second))
+	if worst > 1 {
+		t.Errorf("%d pods down at once: %s", worst, k.seenAtWorst())
 	}
 }

@@ -207,6 +207,11 @@ type CertificatesStatus struct {
 	NotAfter metav1.Time `json:"notAfter"`
 	// renewAt is when the operator re-issues them and restarts the nodes onto them.
 	RenewAt metav1.Time `json:"renewAt"`
+	// servedNotAfter is when the earliest of the certificates the running nodes serve
+	// ends: a node reads them at start-up, so one not yet restarted onto re-issued
+	// certificates serves the ones they replaced. Absent while no pod runs.
+	// +optional
+	ServedNotAfter *metav1.Time `json:"servedNotAfter,omitempty"`
 }
 
 // ClusterNetworkPolicy is the NetworkPolicy the operator keeps for a managed cluster: the

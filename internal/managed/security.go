@@ -2,6 +2,7 @@ package managed
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -157,6 +158,15 @@ func securitySettings(sc *v1alpha1.SearchCluster) map[string]any {
 // fingerprint and the issue time of the pool's certificates. Both go on the pod template.
 type SecurityRevision struct {
 	Trust, Issued string
+	// NotAfter is when the certificates of an issue end, by issue time: the current issue
+	// and the latest ones before it, which pods not yet restarted still serve.
+	NotAfter map[string]time.Time
+}
+
+// CertificatesExpire is when the certificates pod started with end (its template's
+// CertificatesAnnotation names their issue); zero when that issue is not known.
+func (r SecurityRevision) CertificatesExpire(pod *corev1.Pod) time.Time {
+	return r.NotAfter[pod.Annotations[CertificatesAnnotation]]
 }
 
 // securePod turns the OpenSearch container of a pool into a secured one: certificates and

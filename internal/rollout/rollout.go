@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Pod is what the planner knows of one OpenSearch pod.
@@ -36,6 +37,9 @@ type Pod struct {
 	// Leaving: its pool no longer wants it (scale-down or pool removal); it is drained and
 	// removed, never restarted.
 	Leaving bool
+	// CertificatesExpire is when the certificates its node started with end (a node reads
+	// them at start-up); zero when the cluster has none or it is not known.
+	CertificatesExpire time.Time
 }
 
 // Shard is one shard copy as _cat/shards reports it; Node is the OpenSearch node name,
@@ -79,6 +83,18 @@ type State struct {
 	Health         Health
 	// Draining are the nodes the operator has excluded from allocation.
 	Draining []string
+	// Now and ExpiryMargin say which pods are expiring: their certificates end before
+	// Now+ExpiryMargin.
+	Now          time.Time
+	ExpiryMargin time.Duration
+}
+
+// Expiring says whether p's node serves certificates that end within the expiry margin. At
+// their end the node can no longer talk to the others or to clients, whatever the cluster's
+// health: restarting it onto its re-issued certificates first takes nothing more down, so
+// the predicates that wait for a healthy, answering cluster let it through.
+func (s State) Expiring(p Pod) bool {
+	return !p.CertificatesExpire.IsZero() && p.CertificatesExpire.Before(s.Now.Add(s.ExpiryMargin))
 }
 
 // Predicate allows or holds the restart of one candidate; a non-empty result is why not.
@@ -234,9 +250,10 @@ func maxUnavailable(s State, c Pod, chosen []Pod, _ *Plan) string {
 
 // clusterHealth: a serving pod is restarted only in a green or yellow cluster that
 // answers; a version upgrade only in a green one, so every shard has all its copies on nodes
-// of one version or the other before the next node changes.
+// of one version or the other before the next node changes. An expiring pod (see Expiring)
+// restarts in any health: waiting for green would let a red cluster's certificates end.
 func clusterHealth(s State, c Pod, _ []Pod, _ *Plan) string {
-	if !s.Serving(c) {
+	if !s.Serving(c) || s.Expiring(c) {
 		return ""
 	}
 	switch s.Health.Status {
@@ -392,8 +409,9 @@ func sameShards(s State, c Pod, chosen []Pod, _ *Plan) string {
 // clusterManagerQuorum: one cluster-manager-eligible pod per step, and only when the
 // voting configuration the cluster reports keeps a majority of its voters in the cluster
 // without it. A pod that is not in the cluster holds no vote. When the configuration
-// cannot be read (no elected cluster manager), only pods that are not ready restart: that
-// is how a cluster whose every node is broken by a bad configuration rolls to a fix. A
+// cannot be read (no elected cluster manager), only pods that are not ready, or expiring,
+// restart: that is how a cluster whose every node is broken by a bad configuration rolls to
+// a fix, and how one without a manager gets valid certificates before its old ones end. A
 // configuration of one voter cannot keep quorum through any restart of it; it restarts
 // (the cluster has no manager until it is back).
 func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
@@ -407,7 +425,7 @@ func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
 	}
 	v := s.Health.Voting
 	if v == nil {
-		if s.Serving(c) {
+		if s.Serving(c) && !s.Expiring(c) {
 			return "the voting configuration is unknown: OpenSearch does not answer"
 		}
 		return ""

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cluster: pool "cm" with 3 cluster-manager pods, pool "data" with 3 data pods on
@@ -47,6 +48,14 @@ func replicated(s *State) {
 		started("vec", "0", "c-data-0", true), started("vec", "0", "c-data-1", false),
 		started("vec", "1", "c-data-1", true), started("vec", "1", "c-data-2", false),
 		started("vec", "2", "c-data-2", true), started("vec", "2", "c-data-0", false),
+	}
+}
+
+// expireIn: the named pods' certificates end in d; the margin is an hour.
+func expireIn(s *State, d time.Duration, names ...string) {
+	s.Now, s.ExpiryMargin = time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), time.Hour
+	for _, n := range names {
+		pod(s, n).CertificatesExpire = s.Now.Add(d)
 	}
 }
 
@@ -122,6 +131,26 @@ func TestDecide(t *testing.T) {
 			blockedBy: "cluster_health", reason: "c-data-2: cluster health is red"},
 		{name: "unreachable holds", state: cluster(func(s *State) { s.Health = Health{} }),
 			blockedBy: "cluster_health"},
+		{name: "red: a pod whose certificates end within the margin restarts, one at a time", state: cluster(func(s *State) {
+			s.Health.Status = "red"
+			expireIn(s, 30*time.Minute, "c-data-2", "c-data-1")
+		}), restart: "c-data-2", blockedBy: "max_unavailable"},
+		{name: "red: certificates ending after the margin hold", state: cluster(func(s *State) {
+			s.Health.Status = "red"
+			expireIn(s, 2*time.Hour, "c-data-2", "c-data-1")
+		}), blockedBy: "cluster_health", reason: "c-data-2: cluster health is red"},
+		{name: "unreachable: an expiring cluster manager restarts, the others hold", state: cluster(func(s *State) {
+			s.Health = Health{}
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2")
+			expireIn(s, time.Minute, "c-cm-1")
+		}), restart: "c-cm-1", blockedBy: "cluster_health", reason: "c-cm-2: cluster health unknown: OpenSearch does not answer"},
+		{name: "an expiring pod still waits for the holders of its copies", state: cluster(func(s *State) {
+			replicated(s)
+			s.MaxUnavailable = 2
+			pod(s, "c-data-0").Ready = false
+			expireIn(s, time.Minute, "c-data-1")
+			upToDate(s, "c-data-0", "c-data-2")
+		}), restart: "c-cm-2", blockedBy: "copy_holders_ready", reason: "c-data-1: other copies of its shards are on pods that are not ready: c-data-0 (vec/0)"},
 		{name: "broken pods restart even when the cluster is down, one cluster manager per step", state: cluster(func(s *State) {
 			s.Health = Health{}
 			for i := range s.Pods {

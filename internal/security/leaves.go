@@ -2,6 +2,7 @@ package security
 
 import (
 	"crypto/x509"
+	"maps"
 	"slices"
 	"time"
 
@@ -39,6 +40,21 @@ type Leaves struct {
 	Reissued bool
 	// NotAfter is the earliest expiry; RenewAt = NotAfter - rotateBefore.
 	NotAfter, RenewAt time.Time
+	// ReplacedNotAfter, when Reissued, is the earliest expiry of the certificates replaced
+	// (issued at the input's IssuedAt): nodes not yet restarted serve them until they are.
+	ReplacedNotAfter time.Time
+}
+
+// Issues is when the certificates of each issue end, by issue time (RFC 3339, as
+// Leaves.IssuedAt).
+type Issues map[string]time.Time
+
+// Keep forgets all but the n latest issues.
+func (is Issues) Keep(n int) {
+	times := slices.Sorted(maps.Keys(is))
+	for _, t := range times[:max(len(times)-n, 0)] {
+		delete(is, t)
+	}
 }
 
 // PlanLeaves keeps a Secret's certificates valid: all of them are re-issued together when
@@ -48,19 +64,24 @@ type Leaves struct {
 func PlanLeaves(in LeavesInput) (Leaves, error) {
 	all := in.IssuedAt == ""
 	certs := map[string]*x509.Certificate{}
+	out := Leaves{Data: map[string][]byte{managed.TrustBundleKey: in.Authority.Trust}, IssuedAt: in.IssuedAt}
 	for _, s := range in.Specs {
 		c, err := pki.ParseCertificate(in.Current[s.Key+".crt"])
 		if err != nil || len(in.Current[s.Key+".key"]) == 0 {
 			continue
 		}
 		certs[s.Key] = c
+		if replaced := out.ReplacedNotAfter; replaced.IsZero() || c.NotAfter.Before(replaced) {
+			out.ReplacedNotAfter = c.NotAfter
+		}
 		if c.CheckSignatureFrom(in.Authority.Signing) != nil || !in.Now.Before(c.NotAfter.Add(-in.Lifetimes.RotateBefore)) {
 			all = true
 		}
 	}
-	out := Leaves{Data: map[string][]byte{managed.TrustBundleKey: in.Authority.Trust}, IssuedAt: in.IssuedAt}
 	if all {
 		out.IssuedAt, out.Reissued = in.Now.UTC().Format(time.RFC3339), true
+	} else {
+		out.ReplacedNotAfter = time.Time{}
 	}
 	notAfter := in.Now.Add(in.Lifetimes.Validity)
 	if caEnd := in.Authority.Signer.Cert.NotAfter; caEnd.Before(notAfter) {

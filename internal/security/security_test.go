@@ -3,6 +3,7 @@ package security
 import (
 	"bufio"
 	"crypto/x509"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -242,6 +243,10 @@ func TestLeavesAreReissuedTogetherOnlyWhenDue(t *testing.T) {
 	if !rotated.Reissued || rotated.IssuedAt == first.IssuedAt || same(scaled, rotated, key0) {
 		t.Fatal("due certificates were not re-issued")
 	}
+	// The replaced certificates' end is known: pods not yet restarted serve them.
+	if !rotated.ReplacedNotAfter.Equal(first.NotAfter) || !first.ReplacedNotAfter.IsZero() || !later.ReplacedNotAfter.IsZero() {
+		t.Errorf("replaced certificates end %s, want %s (first issue %s, none re-issued %s)", rotated.ReplacedNotAfter, first.NotAfter, first.ReplacedNotAfter, later.ReplacedNotAfter)
+	}
 	if want := first.NotAfter.Add(-time.Hour); !first.RenewAt.Equal(want) {
 		t.Errorf("renew at %s, want %s", first.RenewAt, want)
 	}
@@ -262,6 +267,22 @@ func TestLeavesAreReissuedTogetherOnlyWhenDue(t *testing.T) {
 
 // The configuration files are exactly the plugin's required ones with its _meta types, the
 // passwords verify against their hashes, and each user has its role.
+func TestIssuesKeepsTheLatest(t *testing.T) {
+	at := func(m int) string { return time.Date(2026, 11, 26, 3, m, 0, 0, time.UTC).Format(time.RFC3339) }
+	is := Issues{}
+	for _, m := range []int{9, 1, 10, 5, 2, 30} {
+		is[at(m)] = time.Now()
+	}
+	is.Keep(3)
+	if got := slices.Sorted(maps.Keys(is)); !slices.Equal(got, []string{at(9), at(10), at(30)}) {
+		t.Errorf("kept %v", got)
+	}
+	is.Keep(5)
+	if len(is) != 3 {
+		t.Errorf("kept %d of 3 under a limit of 5", len(is))
+	}
+}
+
 func TestSecurityConfigFiles(t *testing.T) {
 	passwords := map[string]string{}
 	for _, u := range Users {
