@@ -18,6 +18,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/security"
 )
 
 // Collector is a manager Runnable (it polls) and a prometheus.Collector (it serves).
@@ -36,8 +37,32 @@ type clusterKey struct{ namespace, name string }
 type snapshot struct {
 	reachable bool
 	figures   opensearch.ClusterFigures
+	// certificates are a secured managed cluster's, from its status and spec: they are
+	// served whether OpenSearch answers or not.
+	certificates *certificates
 	// objects maps an OpenSearch index name to its VectorIndex's name.
 	objects map[string]string
+}
+
+// certificates is when a cluster's earliest certificate ends and how long before its end
+// the operator re-issues it.
+type certificates struct {
+	expiry       time.Time
+	rotateBefore time.Duration
+}
+
+// certificatesOf reads a secured managed cluster's certificates from its status: the
+// earliest end of those issued and of those its running nodes serve.
+func certificatesOf(sc *v1alpha1.SearchCluster) *certificates {
+	c := sc.Status.Certificates
+	if sc.Spec.Managed == nil || c == nil || c.NotAfter.IsZero() {
+		return nil
+	}
+	out := &certificates{expiry: c.NotAfter.Time, rotateBefore: security.LifetimesOf(sc).RotateBefore}
+	if c.ServedNotAfter != nil && c.ServedNotAfter.Before(&c.NotAfter) {
+		out.expiry = c.ServedNotAfter.Time
+	}
+	return out
 }
 
 var (
@@ -47,6 +72,8 @@ var (
 
 	descReachable   = prometheus.NewDesc("vectorpilot_cluster_reachable", "1 when the last read of the cluster succeeded.", labelsCluster, nil)
 	descClusterUp   = prometheus.NewDesc("vectorpilot_cluster_health_status", "Cluster health: 1 for the current status (green, yellow, red).", append(labelsCluster, "status"), nil)
+	descCertsEnd    = prometheus.NewDesc("vectorpilot_cluster_certificates_expiry_timestamp_seconds", "When the earliest certificate of a secured managed cluster ends, of those issued and those its running nodes serve (Unix time).", labelsCluster, nil)
+	descCertsRotate = prometheus.NewDesc("vectorpilot_cluster_certificates_rotate_before_seconds", "How long before their end the operator re-issues a cluster's certificates (spec.managed.security.tls.rotateBefore).", labelsCluster, nil)
 	descBreaker     = prometheus.NewDesc("vectorpilot_knn_circuit_breaker_tripped", "1 when the k-NN circuit breaker is tripped (graph memory full).", labelsCluster, nil)
 	descIndexHealth = prometheus.NewDesc("vectorpilot_index_health_status", "Index health: 1 for the current status (green, yellow, red).", append(labelsIndex, "status"), nil)
 	descDocs        = prometheus.NewDesc("vectorpilot_index_docs", "Documents in the index (primaries).", labelsIndex, nil)
@@ -106,7 +133,7 @@ func (c *Collector) Poll(ctx context.Context) {
 	for i := range clusters.Items {
 		sc := &clusters.Items[i]
 		key := clusterKey{sc.Namespace, sc.Name}
-		snap := snapshot{objects: map[string]string{}}
+		snap := snapshot{objects: map[string]string{}, certificates: certificatesOf(sc)}
 		var names []string
 		for _, vi := range indexes.Items {
 			if vi.Namespace == sc.Namespace && vi.Spec.ClusterRef.Name == sc.Name {
@@ -148,6 +175,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for key, snap := range c.snapshots {
 		gauge(descReachable, boolValue(snap.reachable), key.namespace, key.name)
+		if c := snap.certificates; c != nil {
+			gauge(descCertsEnd, float64(c.expiry.Unix()), key.namespace, key.name)
+			gauge(descCertsRotate, c.rotateBefore.Seconds(), key.namespace, key.name)
+		}
 		if !snap.reachable {
 			continue
 		}

@@ -97,6 +97,10 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 			Runner: v1alpha1.BenchmarkRunner{Type: v1alpha1.RunnerLocal},
 		},
 	}))
+	// A secured managed cluster (no kubelet runs its pods here), so the certificate metrics
+	// exist: the operator issues its certificates whether or not its nodes answer.
+	must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "secured", Namespace: ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version: "3.6.0", NodePools: []v1alpha1.NodePool{{Name: "nodes", Replicas: 1, Roles: []v1alpha1.NodeRole{"cluster_manager", "data"}, SIMD: v1alpha1.SIMDAuto}}}}}))
 	osClient, err := opensearch.New(opensearch.Config{Endpoint: url})
 	must(t, err)
 
