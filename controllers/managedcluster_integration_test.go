@@ -284,7 +284,7 @@ func (c *controlledHealth) set(h rollout.Health) {
 // a deleted pod goes away. It records every restart and the most pods ever unavailable.
 type kubelet struct {
 	e        *env
-	sc       *v1alpha1.SearchCluster
+	selector map[string]string
 	desired  int
 	startup  time.Duration
 	mu       sync.Mutex
@@ -313,7 +313,8 @@ func startRollingOperator(t *testing.T, endpoint func(*v1alpha1.SearchCluster) s
 
 // playKubelet plays the kubelet for sc's pods until the test ends.
 func playKubelet(e *env, sc *v1alpha1.SearchCluster, desired int) *kubelet {
-	k := &kubelet{e: e, sc: sc, desired: desired, startup: time.Second}
+	// The selector is taken now: the test reads the cluster into sc while this runs.
+	k := &kubelet{e: e, selector: managed.ClusterSelector(sc), desired: desired, startup: time.Second}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() { defer close(done); k.run(stop) }()
 	e.t.Cleanup(func() { close(stop); <-done })
@@ -331,7 +332,7 @@ func (k *kubelet) run(stop <-chan struct{}) {
 		// Not e.pods: t.Fatal must not be called off the test goroutine, and the test's
 		// context is already cancelled while its clean-up stops this loop.
 		var list corev1.PodList
-		if err := k.e.k8s.List(context.Background(), &list, client.InNamespace(k.e.ns), client.MatchingLabels(managed.ClusterSelector(k.sc))); err != nil {
+		if err := k.e.k8s.List(context.Background(), &list, client.InNamespace(k.e.ns), client.MatchingLabels(k.selector)); err != nil {
 			continue
 		}
 		pods := list.Items

@@ -39,13 +39,7 @@ func TestSecuredManagedCluster(t *testing.T) {
 	endpoint.Store("https://127.0.0.1:1") // nothing listens until nginx has the operator's CA
 	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return endpoint.Load().(string) }, &controlledHealth{health: rollout.Health{Status: "green"}})
 
-	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "sec", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
-		Version:   "3.6.0",
-		NodePools: []v1alpha1.NodePool{pool("nodes", v1alpha1.SIMDAuto, 2, "cluster_manager", "data")},
-		// Re-issued 40 s after issue.
-		Security: v1alpha1.ClusterSecurity{TLS: v1alpha1.ClusterTLS{
-			CertificateValidity: &metav1.Duration{Duration: 3 * time.Minute}, RotateBefore: &metav1.Duration{Duration: 140 * time.Second}}},
-	}}}
+	sc := shortLivedCertificates(e.ns, "sec")
 	e.create(sc)
 	if sc.Spec.Managed.Security.Enabled == nil || !*sc.Spec.Managed.Security.Enabled {
 		t.Fatal("security is not on by default")
@@ -207,6 +201,17 @@ func TestSecuredManagedCluster(t *testing.T) {
 	}
 }
 
+// shortLivedCertificates is a secured cluster of two nodes whose certificates are valid for
+// 3 minutes and re-issued 40 s after issue (rotateBefore 140 s).
+func shortLivedCertificates(namespace, name string) *v1alpha1.SearchCluster {
+	return &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version:   "3.6.0",
+		NodePools: []v1alpha1.NodePool{pool("nodes", v1alpha1.SIMDAuto, 2, "cluster_manager", "data")},
+		Security: v1alpha1.ClusterSecurity{TLS: v1alpha1.ClusterTLS{
+			CertificateValidity: &metav1.Duration{Duration: 3 * time.Minute}, RotateBefore: &metav1.Duration{Duration: 140 * time.Second}}},
+	}}}
+}
+
 // TestSecurityOffIsAWarning: a cluster with security turned off says so in its Secured
 // condition and a Warning Event, and gets no security material.
 func TestSecurityOffIsAWarning(t *testing.T) {
@@ -251,13 +256,8 @@ func TestSecurityOffIsAWarning(t *testing.T) {
 // the running pods serve: the old end until the last of them restarted, then the new.
 func TestCertificatesNeverExpireOnARedCluster(t *testing.T) {
 	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return "https://127.0.0.1:1" }, &controlledHealth{health: rollout.Health{Status: "red"}})
-	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "red", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
-		Version:   "3.6.0",
-		NodePools: []v1alpha1.NodePool{pool("nodes", v1alpha1.SIMDAuto, 2, "cluster_manager", "data")},
-		// Re-issued 40 s after issue; expiring (70 s left) 110 s after.
-		Security: v1alpha1.ClusterSecurity{TLS: v1alpha1.ClusterTLS{
-			CertificateValidity: &metav1.Duration{Duration: 3 * time.Minute}, RotateBefore: &metav1.Duration{Duration: 140 * time.Second}}},
-	}}}
+	// Expiring (70 s left) 110 s after issue.
+	sc := shortLivedCertificates(e.ns, "red")
 	e.create(sc)
 	k := playKubelet(e, sc, 2)
 	var first time.Time
