@@ -11,8 +11,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -234,16 +234,13 @@ func TestSecurityOffIsAWarning(t *testing.T) {
 	}
 	// Security cannot be switched on later: nodes with and without TLS form no cluster.
 	// The operator writes the object meanwhile: a conflict is retried on the newest.
-	var err error
-	for {
-		if err = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
-			t.Fatal(err)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return err
 		}
 		sc.Spec.Managed.Security.Enabled = nil
-		if err = e.k8s.Update(e.ctx, sc); !apierrors.IsConflict(err) {
-			break
-		}
-	}
+		return e.k8s.Update(e.ctx, sc)
+	})
 	if err == nil || !strings.Contains(err.Error(), "spec.managed.security.enabled cannot change") {
 		t.Errorf("switching security on: %v", err)
 	}

@@ -64,24 +64,23 @@ func (is Issues) Keep(n int) {
 func PlanLeaves(in LeavesInput) (Leaves, error) {
 	all := in.IssuedAt == ""
 	certs := map[string]*x509.Certificate{}
-	out := Leaves{Data: map[string][]byte{managed.TrustBundleKey: in.Authority.Trust}, IssuedAt: in.IssuedAt}
+	var currentEnd time.Time // the earliest end of the current certificates
 	for _, s := range in.Specs {
 		c, err := pki.ParseCertificate(in.Current[s.Key+".crt"])
 		if err != nil || len(in.Current[s.Key+".key"]) == 0 {
 			continue
 		}
 		certs[s.Key] = c
-		if replaced := out.ReplacedNotAfter; replaced.IsZero() || c.NotAfter.Before(replaced) {
-			out.ReplacedNotAfter = c.NotAfter
+		if currentEnd.IsZero() || c.NotAfter.Before(currentEnd) {
+			currentEnd = c.NotAfter
 		}
 		if c.CheckSignatureFrom(in.Authority.Signing) != nil || !in.Now.Before(c.NotAfter.Add(-in.Lifetimes.RotateBefore)) {
 			all = true
 		}
 	}
+	out := Leaves{Data: map[string][]byte{managed.TrustBundleKey: in.Authority.Trust}, IssuedAt: in.IssuedAt}
 	if all {
-		out.IssuedAt, out.Reissued = in.Now.UTC().Format(time.RFC3339), true
-	} else {
-		out.ReplacedNotAfter = time.Time{}
+		out.IssuedAt, out.Reissued, out.ReplacedNotAfter = in.Now.UTC().Format(time.RFC3339), true, currentEnd
 	}
 	notAfter := in.Now.Add(in.Lifetimes.Validity)
 	if caEnd := in.Authority.Signer.Cert.NotAfter; caEnd.Before(notAfter) {
