@@ -151,7 +151,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	colours, unanswered, red := health.stop()
 	seen := pods.stop()
 	// One timeline, by wall-clock time: queries, CPU by cgroup, pod changes.
-	timeline := slices.Concat(load.timeline(), cpu.stop(), seen.events)
+	timeline := slices.Concat(load.timeline(), cpu.stop(), seen.events, health.events)
 	slices.SortStableFunc(timeline, func(a, b string) int { return strings.Compare(a[:8], b[:8]) })
 	t.Logf("timeline:\n%s", strings.Join(timeline, "\n"))
 
@@ -164,6 +164,11 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 			ms(p.latency.ValueAtQuantile(50)), ms(p.latency.ValueAtQuantile(99)), ms(p.latency.Max()), p.errors)
 		if p.failed > 0 {
 			t.Errorf("%s the rolling restart: %d of %d queries failed: %v", p.name, p.failed, p.total, p.errors)
+		}
+	}
+	if t.Failed() {
+		for name := range before {
+			t.Logf("%s warnings since the change:\n%s", name, warnings(name, time.Since(started)))
 		}
 	}
 	for name := range before {
@@ -194,6 +199,23 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	if seen.mostStopped > 1 {
 		t.Errorf("%d pods stopped by the restart at once: pods holding copies of the same shard were down together", seen.mostStopped)
 	}
+}
+
+// warnings are the WARN and ERROR lines an OpenSearch pod logged in the last while, at
+// most 60 (a failed round shows what the nodes themselves saw).
+func warnings(pod string, while time.Duration) string {
+	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: "opensearch",
+		SinceSeconds: ptr.To(int64(while.Seconds()) + 60)}).DoRaw(context.Background())
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, "][WARN ]") || strings.Contains(line, "][ERROR]") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out[max(len(out)-60, 0):], "\n")
 }
 
 // cpuHog is a busy loop on one core in a process of its own, bounded by timeout(1) should
@@ -687,8 +709,11 @@ type healthWatch struct {
 	redShards  []string
 	// weighedAway are the nodes seen with search weight 0 (the restart's weighted routing).
 	weighedAway map[string]int
-	done        chan struct{}
-	stopped     chan struct{}
+	// events are the changes of elected cluster manager and of search weights, timed.
+	events         []string
+	manager, moved string
+	done           chan struct{}
+	stopped        chan struct{}
 }
 
 func watchHealth(base string) *healthWatch {
@@ -722,7 +747,18 @@ func watchHealth(base string) *healthWatch {
 			}
 			// Refused (400) while the node attribute is no awareness attribute: no weights.
 			_ = tryJSON(base+"/_cluster/routing/awareness/"+managed.NodeAttribute+"/weights", &routing)
+			elected, _ := sandbox.Get(base + "/_cat/cluster_manager?h=node")
+			weighed := fmt.Sprint(routing.Weights)
 			h.mu.Lock()
+			now := time.Now().Format(time.TimeOnly)
+			if elected = strings.TrimSpace(elected); elected != "" && elected != h.manager {
+				h.events = append(h.events, fmt.Sprintf("%s cluster manager elected: %s", now, elected))
+				h.manager = elected
+			}
+			if weighed != h.moved {
+				h.events = append(h.events, fmt.Sprintf("%s search weights %s", now, weighed))
+				h.moved = weighed
+			}
 			for node, w := range routing.Weights {
 				if w == "0.0" || w == "0" {
 					h.weighedAway[node]++
