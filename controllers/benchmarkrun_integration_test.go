@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -340,8 +341,9 @@ func TestLocalBenchmarkRunComparesVariantsAndRepresentations(t *testing.T) {
 // the budget is refused.
 func TestLocalRunsShareOneMemoryBudget(t *testing.T) {
 	opts := fastOptions
-	// 3,000 vectors and 100 queries of 32 dimensions: 422 KB, and with a byte copy 844 KB.
-	opts.LocalBenchmarkMaxBytes = 1 << 20
+	// 3,000 vectors and 100 queries of 32 dimensions: 422 KB, and with a byte copy 844 KB;
+	// each run also holds one bulk buffer.
+	opts.LocalBenchmarkMaxBytes = 1<<20 + bench.IngestBufferBytes(32)
 	e := startOperatorWith(t, opts)
 	e.cluster("vectors", testsupport.OpenSearchURL(t))
 	var runs []*v1alpha1.BenchmarkRun

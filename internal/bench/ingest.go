@@ -21,29 +21,47 @@ func Ingest(ctx context.Context, c *opensearch.Client, index, field string, v da
 	return ingestFrom(ctx, c, index, field, v, 0, batchSize, "index", progress)
 }
 
+// BulkBodyBytes caps a bulk request's body. As JSON a vector takes up to 16 bytes a
+// component, so a fixed count of documents is unbounded in bytes (1,000 of 16,000
+// dimensions: 256 MB): memory the Local runner's budget must count, and more than
+// OpenSearch takes in one request (http.max_content_length, 100mb).
+const BulkBodyBytes = 4 << 20
+
+// documentBytes is the most one vector document takes as bulk JSON: its action line and
+// a float32 of at most 15 characters and a comma per component.
+func documentBytes(dim int) int { return 256 + 16*dim }
+
+// IngestBufferBytes is the most an ingest holds at once: the bulk body, grown once to
+// its cap plus a document, and the JSON encoder's copy of one document.
+func IngestBufferBytes(dim int) int64 { return int64(BulkBodyBytes + 2*documentBytes(dim)) }
+
 // ingestFrom is Ingest with document ids starting at firstID and the bulk operation op:
-// index (write or overwrite) or create (write only ids that do not exist yet).
+// index (write or overwrite) or create (write only ids that do not exist yet). A bulk
+// request carries at most batchSize documents and BulkBodyBytes (and one document more).
 func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, v dataset.Vectors, firstID, batchSize int, op string, progress func(done int)) error {
 	var buf bytes.Buffer
+	buf.Grow(BulkBodyBytes + documentBytes(v.Dim))
 	enc := json.NewEncoder(&buf)
-	for start := 0; start < v.Len(); start += batchSize {
-		buf.Reset()
-		end := min(start+batchSize, v.Len())
-		for i := start; i < end; i++ {
-			buf.WriteString(`{"` + op + `":{"_index":`)
-			buf.WriteString(strconv.Quote(index))
-			buf.WriteString(`,"_id":"`)
-			buf.WriteString(strconv.Itoa(firstID + i))
-			buf.WriteString("\"}}\n")
-			if err := enc.Encode(map[string][]float32{field: v.At(i)}); err != nil {
-				return err
-			}
+	first := 0
+	for i := 0; i < v.Len(); i++ {
+		buf.WriteString(`{"` + op + `":{"_index":`)
+		buf.WriteString(strconv.Quote(index))
+		buf.WriteString(`,"_id":"`)
+		buf.WriteString(strconv.Itoa(firstID + i))
+		buf.WriteString("\"}}\n")
+		if err := enc.Encode(map[string][]float32{field: v.At(i)}); err != nil {
+			return err
+		}
+		if i+1 < v.Len() && i+1-first < batchSize && buf.Len() < BulkBodyBytes {
+			continue
 		}
 		if err := c.Bulk(ctx, buf.Bytes()); err != nil {
-			return fmt.Errorf("bulk of vectors %d-%d: %w", firstID+start, firstID+end-1, err)
+			return fmt.Errorf("bulk of vectors %d-%d: %w", firstID+first, firstID+i, err)
 		}
+		buf.Reset()
+		first = i + 1
 		if progress != nil {
-			progress(end)
+			progress(first)
 		}
 	}
 	return nil

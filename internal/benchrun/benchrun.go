@@ -81,10 +81,12 @@ var ErrTooLarge = errors.New("dataset too large for the Local runner")
 // true neighbours, and the largest encoded copy the representation sweep makes of them —
 // byte keeps a float32 per component (a second full-size copy), binary one per 8
 // components; the others are encoded by OpenSearch. The sweep encodes one representation
-// at a time.
+// at a time, and loads one index at a time through one bulk buffer.
 func (w Workload) LocalBytes(reps []v1alpha1.VectorRepresentation) (int64, error) {
 	var vectors, neighbours int64
+	dim := w.Dim
 	if g := w.Generated; g != nil {
+		dim = g.Dim
 		vectors = int64(g.Count+g.Queries) * int64(g.Dim) * 4
 		neighbours = int64(g.Queries) * int64(max(w.K, 1)) * 8
 	} else {
@@ -107,7 +109,7 @@ func (w Workload) LocalBytes(reps []v1alpha1.VectorRepresentation) (int64, error
 			copied = max(copied, vectors/8+1)
 		}
 	}
-	return vectors + neighbours + copied, nil
+	return vectors + neighbours + copied + bench.IngestBufferBytes(dim), nil
 }
 
 // FitsLocal says whether need bytes (LocalBytes) can ever fit the Local runners' budget.
