@@ -76,7 +76,7 @@ func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster
 		out.Shards = append(out.Shards, rollout.Shard{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p", State: s.State, Node: s.Node, RelocatingTo: s.RelocatingTo})
 	}
 	if v, err := osClient.Voting(ctx); err == nil {
-		out.Voting = &rollout.Voting{Voters: v.Voters, Joined: v.Joined, Excluded: v.Excluded}
+		out.Voting = &rollout.Voting{Voters: v.Voters, Joined: v.Joined, Excluded: v.Excluded, Manager: v.Manager}
 	}
 	return out
 }
@@ -551,6 +551,13 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		}
 		available = available && p.Ready && !p.Terminating
 	}
+	if available && sc.Status.HandedOver != "" && !slices.ContainsFunc(obs.pods, func(p rollout.Pod) bool { return p.Leaving }) {
+		// The node that handed its role over is back: it votes again. A removal in
+		// progress keeps the exclusions it needs; it clears them all when done.
+		if err := r.clearHandOver(ctx, sc); err != nil {
+			logf.FromContext(ctx).Info("could not clear the hand-over's voting exclusion yet", "error", err.Error())
+		}
+	}
 	if available && (pending > 0 || sc.Status.Rollout != nil || sc.Status.AllocationRestricted) {
 		// Every node is back: let replicas allocate again before the next restart. A lift
 		// that fails keeps status.allocationRestricted, so it is retried on every reconcile
@@ -585,6 +592,11 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		ExpiryMargin: security.LifetimesOf(sc).RotateBefore / 2,
 	}
 	plan := rollout.Decide(state)
+	if plan.HandOver != "" {
+		if err := r.handOver(ctx, sc, plan.HandOver); err != nil {
+			plan.BlockedBy, plan.Reason = "cluster_manager_hand_over", err.Error()
+		}
+	}
 	if serving := servingPods(plan, state); len(serving) > 0 {
 		if err := r.prepareRestart(ctx, sc, m.probe.nodes, serving); err != nil {
 			// Unprepared, only expiring pods go: their certificates' end would stop them
@@ -621,6 +633,43 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 	}
 	sc.Status.Rollout = &v1alpha1.RolloutStatus{PendingPods: int32(plan.Pending), BlockedBy: plan.BlockedBy, Message: plan.Reason}
 	return plan, nil
+}
+
+// handOver takes the elected cluster manager out of the voting configuration, so that it
+// abdicates and another node is elected while it still serves. Status records it first,
+// so the exclusion is cleared even if the operator dies right after making it.
+func (r *SearchClusterReconciler) handOver(ctx context.Context, sc *v1alpha1.SearchCluster, node string) error {
+	osClient, err := r.clusterAPIFor(ctx, sc)
+	if err != nil {
+		return err
+	}
+	if sc.Status.HandedOver != node {
+		before := sc.Status.HandedOver
+		sc.Status.HandedOver = node
+		if err := r.Status().Update(ctx, sc); err != nil {
+			sc.Status.HandedOver = before
+			return fmt.Errorf("recording the hand-over in status before excluding %s from voting: %w", node, err)
+		}
+	}
+	if err := osClient.ExcludeVoter(ctx, node); err != nil {
+		return fmt.Errorf("taking %s out of the voting configuration to hand its role over: %w", node, err)
+	}
+	r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonRollingRestart, "HandOver",
+		"%s, the elected cluster manager, hands its role to another node before it restarts", node)
+	return nil
+}
+
+// clearHandOver lets the node that handed its role over vote again.
+func (r *SearchClusterReconciler) clearHandOver(ctx context.Context, sc *v1alpha1.SearchCluster) error {
+	osClient, err := r.clusterAPIFor(ctx, sc)
+	if err != nil {
+		return err
+	}
+	if err := osClient.ClearVotingExclusions(ctx); err != nil {
+		return err
+	}
+	sc.Status.HandedOver = ""
+	return nil
 }
 
 // servingPods are the pods the plan restarts whose nodes serve (rollout.State.Serving),

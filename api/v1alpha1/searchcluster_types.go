@@ -491,6 +491,11 @@ type SearchClusterStatus struct {
 	// unset is absent.
 	// +optional
 	SettingsBeforeRestart map[string]string `json:"settingsBeforeRestart,omitempty"`
+	// handedOver is the cluster-manager node a rolling restart took out of the voting
+	// configuration so that another node was elected before it stopped. Written before the
+	// exclusion reaches OpenSearch; the exclusion is cleared once every node is back.
+	// +optional
+	HandedOver string `json:"handedOver,omitempty"`
 	// conditions: Ready, Progressing, Degraded, and Scheduled for managed clusters.
 	// +listType=map
 	// +listMapKey=type

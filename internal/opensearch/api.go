@@ -320,6 +320,8 @@ func (c *Client) Shards(ctx context.Context) ([]ShardCopy, error) {
 // Voting is the cluster's voting configuration and the nodes in the cluster, by name.
 type Voting struct {
 	Voters, Joined, Excluded []string
+	// Manager is the elected cluster manager.
+	Manager string
 }
 
 // Voting reads the last committed voting configuration, its exclusions and the nodes that
@@ -358,6 +360,15 @@ func (c *Client) Voting(ctx context.Context) (Voting, error) {
 		v.Excluded = append(v.Excluded, e.NodeName)
 	}
 	slices.Sort(v.Joined)
+	var elected []struct {
+		Node string `json:"node"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cat/cluster_manager?format=json&h=node", nil, &elected); err != nil {
+		return Voting{}, err
+	}
+	if len(elected) == 1 {
+		v.Manager = elected[0].Node
+	}
 	return v, nil
 }
 

@@ -61,6 +61,8 @@ type Voting struct {
 	Joined []string
 	// Excluded are the node names of the voting configuration exclusions.
 	Excluded []string
+	// Manager is the elected cluster manager's node name.
+	Manager string
 }
 
 // Health is the cluster as the planner sees it. Status is empty when the cluster could not
@@ -112,6 +114,7 @@ var Predicates = []Predicate{
 	{"do_not_restart_pods_with_same_shards", sameShards},
 	{"cluster_manager_quorum", clusterManagerQuorum},
 	{"data_before_cluster_manager", dataBeforeClusterManager},
+	{"cluster_manager_hand_over", handOverClusterManager},
 }
 
 // Plan is the pods to delete now, the nodes to drain first, and what holds the rest.
@@ -120,6 +123,10 @@ type Plan struct {
 	// Drain are nodes whose shards have no other copy: they are excluded from allocation so
 	// their shards move to other nodes, and restart once they hold none.
 	Drain []string
+	// HandOver is the elected cluster manager to take out of the voting configuration, so
+	// that another node is elected while it still serves; it restarts once it is not
+	// elected.
+	HandOver string
 	// Pending is the number of outdated pods, including those restarted now.
 	Pending int
 	// BlockedBy and Reason name the predicate that holds the next candidate; empty when
@@ -129,9 +136,14 @@ type Plan struct {
 }
 
 // Decide plans the next restarts. Pods that are not ready go first (restarting them is how a
-// broken configuration gets fixed), then non-cluster-manager pods, then by pool and highest
+// broken configuration gets fixed), then non-cluster-manager pods, then cluster-manager
+// pods with the elected one last (one election per rollout), then by pool and highest
 // ordinal first, as a StatefulSet would.
 func Decide(s State) Plan {
+	var elected string
+	if s.Health.Voting != nil {
+		elected = s.Health.Voting.Manager
+	}
 	var candidates []Pod
 	for _, p := range s.Pods {
 		if p.Outdated && !p.Leaving {
@@ -146,6 +158,9 @@ func Decide(s State) Plan {
 		}
 		if a.ClusterManager != b.ClusterManager {
 			return !a.ClusterManager
+		}
+		if (a.Name == elected) != (b.Name == elected) {
+			return b.Name == elected
 		}
 		if a.Pool != b.Pool {
 			return a.Pool < b.Pool
@@ -443,6 +458,29 @@ func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
 		return fmt.Sprintf("without it %d of the %d voters would be in the cluster, no majority", alive, len(v.Voters))
 	}
 	return ""
+}
+
+// handOverClusterManager: the elected cluster manager hands its role over before it stops —
+// taken out of the voting configuration, it abdicates and another node is elected while it
+// still serves — so the cluster is never without a manager under load. Stopped unannounced,
+// the others must notice, elect and then remove it; on a CPU-starved machine queries were
+// lost in that gap. With no other voter in the cluster there is nobody to hand over to.
+func handOverClusterManager(s State, c Pod, _ []Pod, plan *Plan) string {
+	v := s.Health.Voting
+	if v == nil || v.Manager != c.Name || !s.Serving(c) {
+		return ""
+	}
+	others := slices.ContainsFunc(v.Voters, func(n string) bool {
+		return n != c.Name && slices.Contains(v.Joined, n) && !s.terminating(n)
+	})
+	if !others {
+		return ""
+	}
+	if slices.Contains(v.Excluded, c.Name) {
+		return "it is the elected cluster manager, out of the voting configuration: waiting for another node to be elected"
+	}
+	plan.HandOver = c.Name
+	return "it is the elected cluster manager: handing its role to another node first"
 }
 
 // dataBeforeClusterManager: on a version upgrade, cluster-manager-eligible pods wait until

@@ -73,6 +73,7 @@ func TestDecide(t *testing.T) {
 		drain     string
 		blockedBy string
 		reason    string
+		handOver  string
 	}{
 		{name: "green: highest data pod first", state: cluster(nil), restart: "c-data-2", blockedBy: "max_unavailable"},
 		{name: "nothing outdated", state: cluster(func(s *State) {
@@ -301,6 +302,29 @@ func TestDecide(t *testing.T) {
 		{name: "leaving pods are not restarted", state: cluster(func(s *State) {
 			pod(s, "c-data-2").Leaving = true
 		}), restart: "c-data-1", blockedBy: "max_unavailable"},
+		{name: "the elected cluster manager goes last", state: cluster(func(s *State) {
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2")
+			s.Health.Voting.Manager = "c-cm-2"
+		}), restart: "c-cm-1", blockedBy: "max_unavailable"},
+		{name: "the elected cluster manager hands its role over before it stops", state: cluster(func(s *State) {
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2", "c-cm-0", "c-cm-1")
+			s.Health.Voting.Manager = "c-cm-2"
+		}), blockedBy: "cluster_manager_hand_over", handOver: "c-cm-2",
+			reason: "c-cm-2: it is the elected cluster manager: handing its role to another node first"},
+		{name: "out of the voting configuration and still elected: it waits", state: cluster(func(s *State) {
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2", "c-cm-0", "c-cm-1")
+			s.Health.Voting.Manager, s.Health.Voting.Excluded = "c-cm-2", []string{"c-cm-2"}
+		}), blockedBy: "cluster_manager_hand_over",
+			reason: "c-cm-2: it is the elected cluster manager, out of the voting configuration: waiting for another node to be elected"},
+		{name: "handed over: it restarts", state: cluster(func(s *State) {
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2", "c-cm-0", "c-cm-1")
+			s.Health.Voting.Manager, s.Health.Voting.Excluded = "c-cm-0", []string{"c-cm-2"}
+			s.Health.Voting.Voters = []string{"c-cm-0", "c-cm-1"}
+		}), restart: "c-cm-2"},
+		{name: "the only voter restarts without a hand-over", state: cluster(func(s *State) {
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2", "c-cm-0", "c-cm-1")
+			s.Health.Voting.Manager, s.Health.Voting.Voters = "c-cm-2", []string{"c-cm-2"}
+		}), restart: "c-cm-2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Decide(tc.state)
@@ -315,6 +339,9 @@ func TestDecide(t *testing.T) {
 			}
 			if tc.reason != "" && p.Reason != tc.reason {
 				t.Errorf("reason %q, want %q", p.Reason, tc.reason)
+			}
+			if p.HandOver != tc.handOver {
+				t.Errorf("hand over %q, want %q", p.HandOver, tc.handOver)
 			}
 		})
 	}

@@ -109,7 +109,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	})
 
 	health := watchHealth(base)
-	pods := watchPods(sc, before)
+	pods := watchPods(sc, base, before)
 	cpu := watchCPU(bucketWidth, podNames)
 	load := startLoad(t, base, "docs-v1", "before")
 	time.Sleep(20 * time.Second)
@@ -192,6 +192,9 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	}
 	if colours["red"] > 0 {
 		t.Errorf("the cluster was red in %d health samples: %v", colours["red"], red)
+	}
+	if len(seen.stoppedElected) > 0 {
+		t.Errorf("deleted while the elected cluster manager, without handing its role over: %v", seen.stoppedElected)
 	}
 	for _, v := range seen.stoppedWhileDown {
 		t.Errorf("stopped while a pod holding copies of its shards was down: %s", v)
@@ -806,11 +809,14 @@ type podsSeen struct {
 	// notReadyAtMost names the pods that were not ready when mostNotReady was first seen.
 	notReadyAtMost   []string
 	stoppedWhileDown []string
+	// stoppedElected are the pods deleted while their node was the elected cluster
+	// manager (it should have handed its role over first).
+	stoppedElected []string
 	// events are the pods' changes of state, timed.
 	events []string
 }
 
-func watchPods(sc *v1alpha1.SearchCluster, before map[string]string) *podWatch {
+func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string) *podWatch {
 	w := &podWatch{done: make(chan struct{}), stopped: make(chan struct{})}
 	want := int(sc.Spec.Managed.NodePools[0].Replicas)
 	notReadySince := map[string]time.Time{}
@@ -867,6 +873,10 @@ func watchPods(sc *v1alpha1.SearchCluster, before map[string]string) *podWatch {
 						continue
 					}
 					deleted[string(p.UID)] = true
+					// Its preStop keeps it serving: it answers who is elected now.
+					if elected, err := sandbox.Get(base + "/_cat/cluster_manager?h=node"); err == nil && strings.TrimSpace(elected) == p.Name {
+						w.seen.stoppedElected = append(w.seen.stoppedElected, p.Name)
+					}
 					// The API server's deletion time, to the second.
 					at := p.DeletionTimestamp.Add(-time.Duration(ptr.Deref(p.DeletionGracePeriodSeconds, 0)) * time.Second)
 					for other, since := range notReadySince {
