@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +31,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	if spec == nil || spec.Mode != v1alpha1.TuningAuto {
 		vi.Status.Tuning = nil
 		meta.RemoveStatusCondition(&vi.Status.Conditions, v1alpha1.ConditionTuned)
-		for _, m := range []*prometheus.GaugeVec{metrics.TuningHeadroom, metrics.BenchmarkP90, metrics.BenchmarkCPU, metrics.TuningObservedCPU, metrics.TuningPredictedCPU, metrics.TuningCPUCorrection} {
-			m.DeletePartialMatch(prometheus.Labels{"namespace": vi.Namespace, "index": vi.Name})
-		}
+		metrics.ForgetTuning(vi.Namespace, vi.Name)
 		return nil
 	}
 	if run.benchmarking {

@@ -105,9 +105,24 @@ func ForgetRun(namespace, run string) {
 	}
 }
 
-// ForgetIndex drops every series of a deleted VectorIndex.
+// tuningSeries are the autotuner's series of an index: they go when the index stops being
+// Auto-tuned, and with the index.
+var tuningSeries = []*prometheus.MetricVec{TuningHeadroom.MetricVec, BenchmarkP90.MetricVec, BenchmarkCPU.MetricVec,
+	TuningObservedCPU.MetricVec, TuningPredictedCPU.MetricVec, TuningCPUCorrection.MetricVec}
+
+// ForgetTuning drops the autotuner's series of an index.
+func ForgetTuning(namespace, index string) {
+	forgetIndexSeries(tuningSeries, namespace, index)
+}
+
+// ForgetIndex drops every series of a deleted VectorIndex, the tuner's included.
 func ForgetIndex(namespace, index string) {
-	for _, m := range []*prometheus.MetricVec{SliceCount.MetricVec, TunerDecisions.MetricVec, IndexReady.MetricVec, TuningHeadroom.MetricVec, BenchmarkP90.MetricVec, BenchmarkCPU.MetricVec} {
+	forgetIndexSeries([]*prometheus.MetricVec{SliceCount.MetricVec, TunerDecisions.MetricVec, IndexReady.MetricVec}, namespace, index)
+	ForgetTuning(namespace, index)
+}
+
+func forgetIndexSeries(vecs []*prometheus.MetricVec, namespace, index string) {
+	for _, m := range vecs {
 		m.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "index": index})
 	}
 }

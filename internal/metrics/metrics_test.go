@@ -1,0 +1,51 @@
+package metrics
+
+import (
+	"testing"
+
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// TestForgetIndexLeavesNoSeries: once a VectorIndex is deleted, no series of the operator's
+// registry names it — whatever set them (the reconcile, the tuner, its closed loop).
+func TestForgetIndexLeavesNoSeries(t *testing.T) {
+	const ns, index = "forget-ns", "forget-me"
+	SliceCount.WithLabelValues(ns, index, "tuner").Set(2)
+	TunerDecisions.WithLabelValues(ns, index, "changed").Inc()
+	IndexReady.WithLabelValues(ns, "c", index, "").Set(1)
+	TuningHeadroom.WithLabelValues(ns, "c", index).Set(20)
+	BenchmarkP90.WithLabelValues(ns, index, "1", "1").Set(0.01)
+	BenchmarkCPU.WithLabelValues(ns, index, "1", "1").Set(10)
+	TuningObservedCPU.WithLabelValues(ns, index).Set(12)
+	TuningPredictedCPU.WithLabelValues(ns, index).Set(10)
+	TuningCPUCorrection.WithLabelValues(ns, index).Set(1.2)
+	if n := seriesOf(t, ns, index); n != 9 {
+		t.Fatalf("%d series set, want 9", n)
+	}
+	ForgetIndex(ns, index)
+	if n := seriesOf(t, ns, index); n != 0 {
+		t.Errorf("%d series of the deleted index are left", n)
+	}
+}
+
+// seriesOf counts the series in the operator's registry labelled with namespace and index.
+func seriesOf(t *testing.T, namespace, index string) int {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == namespace && labels["index"] == index {
+				n++
+			}
+		}
+	}
+	return n
+}
