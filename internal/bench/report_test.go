@@ -56,6 +56,30 @@ func TestWriteCSVAndTableHaveEveryCell(t *testing.T) {
 	}
 }
 
+// TestUnmeasuredFiguresAreAbsent: a cell read back from a BenchmarkRun's status has no
+// per-query figures; the table and the CSV show them as absent, not as 0.
+func TestUnmeasuredFiguresAreAbsent(t *testing.T) {
+	fromStatus := Cell{Measurement: autotune.Measurement{SliceCount: 2, Clients: 4, P90Ms: 3.5, CPUPercent: 40}}
+	if fields := strings.Fields(Row(fromStatus)); len(fields) != 11 || fields[8] != "-" || fields[9] != "-" || fields[10] != "-" {
+		t.Errorf("row %q: want the per-query columns as -", Row(fromStatus))
+	}
+	measured := fromStatus
+	measured.Queries, measured.SearcherTasksPerQuery, measured.LoadGenCPUMsPerQuery, measured.NodeCPUMsPerQuery = 100, 2, 0.05, 1.5
+	if fields := strings.Fields(Row(measured)); len(fields) != 11 || fields[8] != "2.00" || fields[10] != "1.500" {
+		t.Errorf("row %q: want the measured per-query figures", Row(measured))
+	}
+	if len(Row(measured)) != len(Row(fromStatus)) {
+		t.Errorf("rows of different widths:\n%s\n%s", Row(measured), Row(fromStatus))
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, Report{Results: []Cell{fromStatus}}); err != nil {
+		t.Fatal(err)
+	}
+	if line := strings.Split(buf.String(), "\n")[1]; !strings.HasSuffix(line, ",,,,") {
+		t.Errorf("CSV line %q: want queries and the per-query figures empty", line)
+	}
+}
+
 func TestDiffering(t *testing.T) {
 	want := [][]int{{1, 2}, {3, 4}, {5, 6}}
 	for _, tc := range []struct {
