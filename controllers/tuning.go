@@ -74,10 +74,10 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 			st.LiveQueriesPerSecond = decimal(qps)
 			if clients, ok := autotune.ClientsForRate(table, current, qps); ok {
 				params.Clients = clients
+				st.LoadClients = decimal(clients)
 			}
 		}
 	}
-	st.LoadClients = decimal(params.Clients)
 	var correction autotune.Feedback
 	if st.CPU, correction, err = r.observeCPU(ctx, run, prev, table, current, params.Clients, now); err != nil {
 		return err
@@ -102,7 +102,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		if current == d.SliceCount {
 			change = fmt.Sprintf("slice setting %d (already applied)", current)
 		}
-		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonTuned, "Tune", "%s at %.2f clients (%s): %s", change, params.Clients, liveRate(st.LiveQueriesPerSecond), d.Reason)
+		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonTuned, "Tune", "%s %s: %s", change, liveLoad(st), d.Reason)
 	}
 	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(current, d.SliceCount)).Inc()
 	vi.Status.Tuning = st
@@ -205,11 +205,18 @@ func decisionKind(from, to int) string {
 	return "changed"
 }
 
-func liveRate(qps string) string {
-	if qps == "" {
-		return "no live rate yet"
+// liveLoad says the load a decision was made at, as far as it was measured: the tuner
+// decides for no load until the search counter has been sampled twice, and that is no
+// measured "0 clients".
+func liveLoad(st *v1alpha1.TuningStatus) string {
+	switch {
+	case st.LoadClients != "":
+		return fmt.Sprintf("at %s clients (%s qps)", st.LoadClients, st.LiveQueriesPerSecond)
+	case st.LiveQueriesPerSecond != "":
+		return fmt.Sprintf("at %s qps (the benchmark did not measure the applied setting)", st.LiveQueriesPerSecond)
+	default:
+		return "before any live rate was measured"
 	}
-	return qps + " qps"
 }
 
 // benchmarkTable reads the results JSON a BenchmarkReference names. ConfigMaps are read

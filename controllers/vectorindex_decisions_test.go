@@ -339,3 +339,20 @@ func TestRemoteSnapshotIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestLiveLoadIsWhatWasMeasured: a tuner decision's Event names the load it was made at as
+// far as it was measured; before two samples of the search counter there is none, not 0.
+func TestLiveLoadIsWhatWasMeasured(t *testing.T) {
+	for _, tc := range []struct {
+		st   v1alpha1.TuningStatus
+		want string
+	}{
+		{v1alpha1.TuningStatus{}, "before any live rate was measured"},
+		{v1alpha1.TuningStatus{LiveQueriesPerSecond: "12.50"}, "at 12.50 qps (the benchmark did not measure the applied setting)"},
+		{v1alpha1.TuningStatus{LiveQueriesPerSecond: "12.50", LoadClients: "2.10"}, "at 2.10 clients (12.50 qps)"},
+	} {
+		if got := liveLoad(&tc.st); got != tc.want {
+			t.Errorf("liveLoad(%+v) = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+}
