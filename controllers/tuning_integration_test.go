@@ -67,6 +67,12 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 	// Sustained load well above 40 qps, until the test says stop.
 	stop := searchLoad(t, osClient, vi.Spec.IndexName, queries, 3)
 	waitSlices(1, "none")
+	// kubectl's Slices column says it too (mode none has no max_slice_count).
+	e.eventually(10*time.Second, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, clientKey(vi), vi)
+		got := printedColumn(t, "vectorpilot.io_vectorindices.yaml", "Slices", vi)
+		return got == "off", fmt.Sprintf("Slices column %q, want off", got)
+	})
 	if !strings.Contains(vi.Status.Tuning.Reason, "cheapest setting under 80% CPU") && !strings.Contains(vi.Status.Tuning.Reason, "least CPU") {
 		t.Errorf("under load the reason should be the CPU budget: %q", vi.Status.Tuning.Reason)
 	}

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
@@ -574,6 +575,23 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 	return nil
 }
 
+// sliceColumn is status.slices: the applied concurrent search mode and slice count in the
+// benchmark's terms, so the Slices column is never empty while a setting applies (mode
+// none and Lucene's default slicing both have no max_slice_count).
+func sliceColumn(mode string, maxSliceCount int32) string {
+	if mode == "none" {
+		return bench.SliceLabel(1)
+	}
+	label := bench.SliceLabel(int(maxSliceCount))
+	if maxSliceCount == 1 {
+		label = "1"
+	}
+	if mode == "auto" || mode == "" {
+		return label + " (auto)"
+	}
+	return label
+}
+
 func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) error {
 	stats, err := run.indexStats(ctx)
 	if err != nil {
@@ -591,6 +609,7 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	if v, err := strconv.ParseInt(run.live.Settings[indexspec.SettingMaxSliceCount], 10, 32); err == nil {
 		st.MaxSliceCount = int32(v)
 	}
+	st.Slices = sliceColumn(st.ConcurrentSearchMode, st.MaxSliceCount)
 	source := "spec"
 	if run.tunedSlices != nil {
 		source = "autotune"

@@ -356,3 +356,22 @@ func TestLiveLoadIsWhatWasMeasured(t *testing.T) {
 		}
 	}
 }
+
+func TestSliceColumn(t *testing.T) {
+	for _, tc := range []struct {
+		mode  string
+		count int32
+		want  string
+	}{
+		{"none", 0, "off"},
+		{"all", 0, "lucene"},
+		{"all", 1, "1"},
+		{"all", 4, "4"},
+		{"auto", 0, "lucene (auto)"},
+		{"", 2, "2 (auto)"}, // unset: OpenSearch 3.x's default mode is auto
+	} {
+		if got := sliceColumn(tc.mode, tc.count); got != tc.want {
+			t.Errorf("sliceColumn(%q, %d) = %q, want %q", tc.mode, tc.count, got, tc.want)
+		}
+	}
+}

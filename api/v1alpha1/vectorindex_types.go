@@ -511,6 +511,11 @@ type VectorIndexStatus struct {
 	// maxSliceCount is index.search.concurrent.max_slice_count as applied.
 	// +optional
 	MaxSliceCount int32 `json:"maxSliceCount,omitempty"`
+	// slices is the slice setting as applied, in the benchmark's terms: off (concurrent
+	// segment search none), lucene (Lucene's default slicing) or the most slices, with
+	// "(auto)" when OpenSearch decides per request (mode auto).
+	// +optional
+	Slices string `json:"slices,omitempty"`
 	// storage is where the index's data lives, as OpenSearch reports it: Local,
 	// RemoteSnapshot (index.store.type remote_snapshot, read-only) or RemoteStore
 	// (index.remote_store.enabled).
@@ -547,7 +552,7 @@ type VectorIndexStatus struct {
 // +kubebuilder:printcolumn:name="Index",type=string,JSONPath=`.status.indexName`
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
 // +kubebuilder:printcolumn:name="Docs",type=integer,JSONPath=`.status.docsCount`
-// +kubebuilder:printcolumn:name="Slices",type=integer,JSONPath=`.status.maxSliceCount`
+// +kubebuilder:printcolumn:name="Slices",type=string,JSONPath=`.status.slices`
 // +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
