@@ -17,6 +17,14 @@ DEMO_VECTORS=${DEMO_VECTORS:-20000}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# expect_gone fails unless OpenSearch answers 404 for the index: any other answer, or
+# none, is not "gone".
+expect_gone() {
+  local code
+  code=$(curl -sS -o /dev/null -w '%{http_code}' "$url/$1") || die "OpenSearch did not answer about index $1"
+  [ "$code" = 404 ] || die "index $1 still answers $code"
+}
+
 cleanup() {
   if [ "${DEMO_KEEP:-0}" = 1 ]; then
     cat <<MSG
@@ -162,7 +170,7 @@ YAML
 kubectl -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded vectorsnapshot/before-delete --timeout=120s >/dev/null
 kubectl -n "$ns" get vectorsnapshot before-delete -o jsonpath='  snapshot {.status.snapshotName}: {.status.sizeBytes} bytes, {.status.shards.successful}/{.status.shards.total} shards in {.status.durationMillis} ms{"\n"}'
 kubectl -n "$ns" delete vectorindex products --timeout=60s
-if curl -fsS -o /dev/null "$url/products-v1" 2>/dev/null; then die "index still exists"; fi
+expect_gone products-v1
 echo "  index products-v1 deleted with its VectorIndex (deletionPolicy Delete)"
 sed 's/name: products-restored/name: products/; s/indexName: products-v1-restored/indexName: products-v1/; s/name: before-reindex/name: before-delete/; /^spec:/a\  deletionPolicy: Delete' \
   config/samples/vectorpilot_v1alpha1_vectorindex_restored.yaml | kubectl -n "$ns" apply -f -
@@ -177,6 +185,7 @@ kubectl -n "$ns" get events.events.k8s.io --sort-by=.metadata.creationTimestamp 
 
 step "10. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
 kubectl -n "$ns" delete vectorindex products --timeout=60s
-if curl -fsS -o /dev/null "$url/products-v1"; then die "index still exists"; else echo "  index products-v1 is gone from OpenSearch"; fi
+expect_gone products-v1
+echo "  index products-v1 is gone from OpenSearch"
 echo
 echo "demo finished"
