@@ -7,7 +7,19 @@ import (
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vectorpilot/vectorpilot/internal/version"
 )
+
+// newVersionCommand prints the release, the source revision and the Go version.
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print which vectorpilot this is",
+		Args:  cobra.NoArgs,
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.Get()) },
+	}
+}
 
 func main() {
 	root := &cobra.Command{
@@ -16,7 +28,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand(), newSysctlCommand())
+	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand(), newSysctlCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "vectorpilot:", err)
 		os.Exit(1)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/version"
 )
 
 // managerOptions are the manager's command-line settings.
@@ -70,6 +71,8 @@ func newManagerCommand() *cobra.Command {
 // drains them within the graceful shutdown timeout.
 func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) error {
 	log := ctrl.Log.WithName("setup")
+	info := version.Get()
+	log.Info("starting", "version", info.Version, "revision", info.Revision, "modified", info.Modified, "go", info.GoVersion)
 	// The Go runtime collects before the container's memory limit is reached (90% of the
 	// cgroup's limit, unless GOMEMLIMIT or AUTOMEMLIMIT say otherwise): without it the heap
 	// grows to twice what is live, and Local benchmark runs near their budget would get the

@@ -5,6 +5,8 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/vectorpilot/vectorpilot/internal/version"
 )
 
 // OpenSearchRequests counts HTTP requests the operator sent to each cluster: the cost of
@@ -16,6 +18,19 @@ var OpenSearchRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(OpenSearchRequests)
+}
+
+// BuildInfo is 1, labelled with the running operator's release and source revision: which
+// operator a fleet runs, and when it changed.
+var BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "vectorpilot_build_info",
+	Help: "Always 1; the labels say which vectorpilot runs (release, source revision, Go version).",
+}, []string{"version", "revision", "goversion"})
+
+func init() {
+	info := version.Get()
+	BuildInfo.WithLabelValues(info.Version, info.Revision, info.GoVersion).Set(1)
+	ctrlmetrics.Registry.MustRegister(BuildInfo)
 }
 
 // SliceCount is the slice setting the operator applies to an index, by where it came from.

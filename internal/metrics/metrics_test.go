@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/vectorpilot/vectorpilot/internal/version"
 )
 
 // TestForgetIndexLeavesNoSeries: once a VectorIndex is deleted, no series of the operator's
@@ -48,4 +50,27 @@ func seriesOf(t *testing.T, namespace, index string) int {
 		}
 	}
 	return n
+}
+
+// TestBuildInfoSaysWhichOperatorRuns: one series, value 1, labelled with the release.
+func TestBuildInfoSaysWhichOperatorRuns(t *testing.T) {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "vectorpilot_build_info" {
+			continue
+		}
+		if len(f.GetMetric()) != 1 || f.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Fatalf("vectorpilot_build_info: %v", f.GetMetric())
+		}
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			if l.GetName() == "version" && l.GetValue() != version.Version {
+				t.Errorf("version label %q, want %q", l.GetValue(), version.Version)
+			}
+		}
+		return
+	}
+	t.Error("no vectorpilot_build_info in the operator's registry")
 }
