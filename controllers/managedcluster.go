@@ -659,14 +659,25 @@ func (r *SearchClusterReconciler) handOver(ctx context.Context, sc *v1alpha1.Sea
 	return nil
 }
 
-// clearHandOver lets the node that handed its role over vote again.
+// clearHandOver lets the node that handed its role over vote again. OpenSearch clears
+// exclusions only all together: while there are others (a removal's, or the user's), the
+// hand-over's stays.
 func (r *SearchClusterReconciler) clearHandOver(ctx context.Context, sc *v1alpha1.SearchCluster) error {
 	osClient, err := r.clusterAPIFor(ctx, sc)
 	if err != nil {
 		return err
 	}
-	if err := osClient.ClearVotingExclusions(ctx); err != nil {
+	v, err := osClient.Voting(ctx)
+	if err != nil {
 		return err
+	}
+	if others := slices.DeleteFunc(slices.Clone(v.Excluded), func(n string) bool { return n == sc.Status.HandedOver }); len(others) > 0 {
+		return fmt.Errorf("voting exclusions %v are not the hand-over's: %s stays excluded until they are cleared", others, sc.Status.HandedOver)
+	}
+	if len(v.Excluded) > 0 {
+		if err := osClient.ClearVotingExclusions(ctx); err != nil {
+			return err
+		}
 	}
 	sc.Status.HandedOver = ""
 	return nil

@@ -464,7 +464,8 @@ func clusterManagerQuorum(s State, c Pod, chosen []Pod, _ *Plan) string {
 // taken out of the voting configuration, it abdicates and another node is elected while it
 // still serves — so the cluster is never without a manager under load. Stopped unannounced,
 // the others must notice, elect and then remove it; on a CPU-starved machine queries were
-// lost in that gap. With no other voter in the cluster there is nobody to hand over to.
+// lost in that gap. With no other voter in the cluster there is nobody to hand over to; with
+// exclusions that are not its own, it restarts as any node.
 func handOverClusterManager(s State, c Pod, _ []Pod, plan *Plan) string {
 	v := s.Health.Voting
 	if v == nil || v.Manager != c.Name || !s.Serving(c) {
@@ -473,7 +474,9 @@ func handOverClusterManager(s State, c Pod, _ []Pod, plan *Plan) string {
 	others := slices.ContainsFunc(v.Voters, func(n string) bool {
 		return n != c.Name && slices.Contains(v.Joined, n) && !s.terminating(n)
 	})
-	if !others {
+	if !others || slices.ContainsFunc(v.Excluded, func(n string) bool { return n != c.Name }) {
+		// Exclusions of someone else's (a removal's, or the user's) would go with the
+		// hand-over's: OpenSearch clears them only all together.
 		return ""
 	}
 	if slices.Contains(v.Excluded, c.Name) {

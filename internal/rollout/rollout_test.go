@@ -321,6 +321,10 @@ func TestDecide(t *testing.T) {
 			s.Health.Voting.Manager, s.Health.Voting.Excluded = "c-cm-0", []string{"c-cm-2"}
 			s.Health.Voting.Voters = []string{"c-cm-0", "c-cm-1"}
 		}), restart: "c-cm-2"},
+		{name: "someone else's voting exclusions: no hand-over, which would clear them", state: cluster(func(s *State) {
+			upToDate(s, "c-data-0", "c-data-1", "c-data-2", "c-cm-0", "c-cm-1")
+			s.Health.Voting.Manager, s.Health.Voting.Excluded = "c-cm-2", []string{"gone-node"}
+		}), restart: "c-cm-2"},
 		{name: "the only voter restarts without a hand-over", state: cluster(func(s *State) {
 			upToDate(s, "c-data-0", "c-data-1", "c-data-2", "c-cm-0", "c-cm-1")
 			s.Health.Voting.Manager, s.Health.Voting.Voters = "c-cm-2", []string{"c-cm-2"}
