@@ -187,6 +187,24 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 			t.Errorf("after the restart the cluster still has %s=%v", k, v)
 		}
 	}
+	// The hand-over's voting exclusion goes once every node is back.
+	waitFor(t, time.Minute, "the hand-over's voting exclusion cleared", func() (bool, string) {
+		var state struct {
+			Metadata struct {
+				Coordination struct {
+					Exclusions []any `json:"voting_config_exclusions"`
+				} `json:"cluster_coordination"`
+			} `json:"metadata"`
+		}
+		if err := tryJSON(base+"/_cluster/state/metadata?filter_path=metadata.cluster_coordination", &state); err != nil {
+			return false, err.Error()
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return false, err.Error()
+		}
+		return len(state.Metadata.Coordination.Exclusions) == 0 && sc.Status.HandedOver == "",
+			fmt.Sprintf("exclusions %v, status.handedOver %q", state.Metadata.Coordination.Exclusions, sc.Status.HandedOver)
+	})
 	if v := settings.Persistent[awareness]; v != managed.PoolAttribute {
 		t.Errorf("after the restart the user's %s is %v, was %s", awareness, v, managed.PoolAttribute)
 	}
