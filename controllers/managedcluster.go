@@ -671,7 +671,7 @@ func (r *SearchClusterReconciler) clearHandOver(ctx context.Context, sc *v1alpha
 	if err != nil {
 		return err
 	}
-	if others := slices.DeleteFunc(slices.Clone(v.Excluded), func(n string) bool { return n == sc.Status.HandedOver }); len(others) > 0 {
+	if others := rollout.ExcludedBesides(v.Excluded, sc.Status.HandedOver); len(others) > 0 {
 		return fmt.Errorf("voting exclusions %v are not the hand-over's: %s stays excluded until they are cleared", others, sc.Status.HandedOver)
 	}
 	if len(v.Excluded) > 0 {

@@ -65,6 +65,12 @@ type Voting struct {
 	Manager string
 }
 
+// ExcludedBesides are the voting exclusions other than node's. OpenSearch clears exclusions
+// only all together, so a hand-over's goes only while there are none.
+func ExcludedBesides(excluded []string, node string) []string {
+	return slices.DeleteFunc(slices.Clone(excluded), func(n string) bool { return n == node })
+}
+
 // Health is the cluster as the planner sees it. Status is empty when the cluster could not
 // be asked; Shards and Voting are then unknown too.
 type Health struct {
@@ -474,9 +480,9 @@ func handOverClusterManager(s State, c Pod, _ []Pod, plan *Plan) string {
 	others := slices.ContainsFunc(v.Voters, func(n string) bool {
 		return n != c.Name && slices.Contains(v.Joined, n) && !s.terminating(n)
 	})
-	if !others || slices.ContainsFunc(v.Excluded, func(n string) bool { return n != c.Name }) {
+	if !others || len(ExcludedBesides(v.Excluded, c.Name)) > 0 {
 		// Exclusions of someone else's (a removal's, or the user's) would go with the
-		// hand-over's: OpenSearch clears them only all together.
+		// hand-over's.
 		return ""
 	}
 	if slices.Contains(v.Excluded, c.Name) {
