@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -41,9 +42,11 @@ func TestSecuredManagedCluster(t *testing.T) {
 
 	sc := shortLivedCertificates(e.ns, "sec")
 	e.create(sc)
-	if sc.Spec.Managed.Security.Enabled == nil || !*sc.Spec.Managed.Security.Enabled {
-		t.Fatal("security is not on by default")
-	}
+	// A new cluster is secured by default: the operator records it in the spec.
+	e.eventually(10*time.Second, func() (bool, string) {
+		err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
+		return err == nil && ptr.Deref(sc.Spec.Managed.Security.Enabled, false), fmt.Sprintf("security.enabled %v (%v)", sc.Spec.Managed.Security.Enabled, err)
+	})
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionSecured, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 30*time.Second)
 
 	get := func(name string) *corev1.Secret {

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -28,7 +30,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters,verbs=get;list;watch
+// patch: a managed cluster's defaults are written into its spec once (recordDefaults).
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters/status,verbs=get;update
 // The owner references on the StatefulSets, Services, ConfigMaps and PDBs it makes block the owner's deletion, which
 // OwnerReferencesPermissionEnforcement allows only with update on the owner's finalizers.
@@ -94,6 +97,12 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if sc.Spec.Managed != nil {
+		// Before anything acts on them; the patch brings the cluster back with them.
+		if recorded, err := r.recordDefaults(ctx, &sc); recorded || err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	before := sc.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(sc.Annotations)
 	conditions.SetPaused(&sc.Status.Conditions, sc.Generation, paused)
@@ -119,6 +128,30 @@ func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 	}
 	return out.Answer(r.Options.ClusterPollInterval)
+}
+
+// recordDefaults writes into a managed cluster's spec the defaults it runs with, once (see
+// internal/managed's RecordDefaults): a cluster an older operator ran keeps what it meant
+// then, so upgrading the operator changes nothing on it until its owner opts in. It says
+// whether it wrote; a conflict is read again from the newer version's watch event.
+func (r *SearchClusterReconciler) recordDefaults(ctx context.Context, sc *v1alpha1.SearchCluster) (bool, error) {
+	orig := sc.DeepCopy()
+	wrote := managed.RecordDefaults(sc)
+	if len(wrote) == 0 {
+		return false, nil
+	}
+	if err := r.Patch(ctx, sc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return true, nil
+		}
+		return true, client.IgnoreNotFound(err)
+	}
+	why := "defaults of a new cluster"
+	if managed.ExistedBefore(orig) {
+		why = "what this cluster ran with before this operator version; set a field to opt in"
+	}
+	r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonDefaultsRecorded, "RecordDefaults", "%s (%s)", strings.Join(wrote, ", "), why)
+	return true, nil
 }
 
 // probeExternal reads an external cluster into status; a transient failure is retried on

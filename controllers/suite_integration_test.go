@@ -112,6 +112,13 @@ func startOperator(t *testing.T) *env {
 // startOperatorWith is startOperator with options of the test's own.
 func startOperatorWith(t *testing.T, opts controllers.Options) *env {
 	t.Helper()
+	return startOperatorOver(t, opts, nil)
+}
+
+// startOperatorOver is startOperatorWith on a namespace that already holds what before
+// creates there (what an older operator left), unless before is nil.
+func startOperatorOver(t *testing.T, opts controllers.Options, before func(*env)) *env {
+	t.Helper()
 	// Index names derive from the namespace; the run token keeps them apart from indexes
 	// an earlier run left on a shared node (which a new VectorIndex must treat as foreign).
 	ns := fmt.Sprintf("t%d-%s-%s", nsSeq.Add(1), runToken, strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
@@ -119,6 +126,15 @@ func startOperatorWith(t *testing.T, opts controllers.Options) *env {
 		ns = ns[:50]
 	}
 	ns = strings.TrimRight(ns, "-")
+	if before != nil {
+		k8s, err := client.New(testsupport.ControlPlane(t).Config, client.Options{Scheme: controllers.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{t: t, ctx: t.Context(), k8s: k8s, ns: ns}
+		e.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		before(e)
+	}
 	k8s := testsupport.RunOperator(t, ns, "0", opts)
 	return &env{t: t, ctx: t.Context(), k8s: k8s, ns: ns}
 }

@@ -31,7 +31,11 @@ const (
 	ReasonCreateFailed    = "CreateFailed"
 	ReasonCreated         = "Created"
 	// ReasonDatasetTooLarge: a Local run's dataset would not fit the operator's budget.
-	ReasonDatasetTooLarge         = "DatasetTooLarge"
+	ReasonDatasetTooLarge = "DatasetTooLarge"
+	// ReasonDefaultsRecorded: the operator wrote into a managed cluster's spec the defaults
+	// it runs the cluster with — today's for a new cluster, what an older operator ran it
+	// with for an existing one (an Event).
+	ReasonDefaultsRecorded        = "DefaultsRecorded"
 	ReasonFieldsAdded             = "FieldsAdded"
 	ReasonFinalSnapshotFailed     = "FinalSnapshotFailed"
 	ReasonFinalSnapshotInProgress = "FinalSnapshotInProgress"

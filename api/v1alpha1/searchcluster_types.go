@@ -26,6 +26,7 @@ type SearchClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'cluster_manager' in p.roles)",message="spec.managed.nodePools: at least one pool must have the cluster_manager role",fieldPath=".nodePools"
 // +kubebuilder:validation:XValidation:rule="self.nodePools.exists(p, 'data' in p.roles)",message="spec.managed.nodePools: at least one pool must have the data role",fieldPath=".nodePools"
 // +kubebuilder:validation:XValidation:rule="has(self.remoteStore) == has(oldSelf.remoteStore) && (!has(self.remoteStore) || self.remoteStore == oldSelf.remoteStore)",message="spec.managed.remoteStore is immutable: a node reads it when it first starts and keeps its data where it said; a remote-backed cluster needs a new SearchCluster (restore into it)",fieldPath=".remoteStore"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.mmap) || has(self.mmap)",message="spec.managed.mmap cannot be removed once set (the operator records what a cluster was created with): set Disabled, InitContainer or NodeConfigured",fieldPath=".mmap"
 type ManagedCluster struct {
 	// version is the OpenSearch version, e.g. 3.6.0. It is also the image tag unless image
 	// is set. Upgrades roll data nodes before cluster managers and pause while the cluster is
@@ -90,7 +91,8 @@ type ManagedCluster struct {
 	Security ClusterSecurity `json:"security,omitempty"`
 
 	// networkPolicy closes the cluster's pods to everyone but their own cluster, the
-	// operator and the clients allowFrom names. On by default.
+	// operator and the clients allowFrom names. On by default for clusters created since
+	// the field exists (see enabled).
 	// +optional
 	// +kubebuilder:default={}
 	NetworkPolicy ClusterNetworkPolicy `json:"networkPolicy,omitempty"`
@@ -103,10 +105,11 @@ type ManagedCluster struct {
 	// the node's vm.max_map_count before OpenSearch starts (the namespace's Pod Security
 	// level must allow privileged pods). NodeConfigured: the node's admin has raised it
 	// (machine image, DaemonSet); nothing is added. A pool's additionalConfig
-	// node.store.allow_mmap wins over all three.
+	// node.store.allow_mmap wins over all three. Written by the operator when it first sees
+	// the cluster: Disabled for a new cluster, NodeConfigured (what nodes did before the
+	// field existed) for one an older operator already ran; then it cannot be removed.
 	// +optional
 	// +kubebuilder:validation:Enum=Disabled;InitContainer;NodeConfigured
-	// +kubebuilder:default=Disabled
 	MMap MMapMode `json:"mmap,omitempty"`
 }
 
@@ -147,13 +150,15 @@ const (
 )
 
 // ClusterSecurity is TLS and authentication of a managed cluster.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.enabled) || !has(self.enabled) || self.enabled == oldSelf.enabled",message="spec.managed.security.enabled cannot change: nodes with and without TLS cannot form one cluster, so switching needs a new cluster (restore a snapshot into it)",fieldPath=".enabled"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.enabled) || (has(self.enabled) && self.enabled == oldSelf.enabled)",message="spec.managed.security.enabled cannot change or be removed: nodes with and without TLS cannot form one cluster, so switching needs a new cluster (restore a snapshot into it)",fieldPath=".enabled"
 type ClusterSecurity struct {
 	// enabled: false runs the nodes without the security plugin: plain HTTP, no users, any
 	// client that reaches port 9200 may read, write and delete every index. For development
-	// only; the cluster's Secured condition says so with a Warning. Fixed at creation.
+	// only; the cluster's Secured condition says so with a Warning. Fixed at creation: the
+	// operator writes it when it first sees the cluster — true for a new cluster, false for
+	// one an older operator already ran without security (a newer operator never changes
+	// what an existing cluster means).
 	// +optional
-	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
 	// tls sets who signs the certificates and how long they live.
@@ -218,10 +223,12 @@ type CertificatesStatus struct {
 // transport port (9300) from the cluster's own pods only; the HTTP port (9200) from them,
 // from the operator's pods, from the cluster namespace's benchmark Workflow pods and from
 // allowFrom.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.enabled) || has(self.enabled)",message="spec.managed.networkPolicy.enabled cannot be removed once set (the operator records what a cluster was created with): set true or false",fieldPath=".enabled"
 type ClusterNetworkPolicy struct {
-	// enabled: false removes the policy (development, or a CNI that enforces none).
+	// enabled: false removes the policy (development, or a CNI that enforces none). The
+	// operator writes it when it first sees the cluster: true for a new cluster, false for
+	// one an older operator already ran without a policy; set true to opt in.
 	// +optional
-	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 	// allowFrom are further clients of the HTTP port, as NetworkPolicy peers (pods,
 	// namespaces or IP blocks): your applications.

@@ -410,9 +410,36 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc.Spec.Managed.NodePools[1].Storage.Size = resource.MustParse("20Gi")
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].storage", "immutable"})
 
+	// Security is fixed once set — by its owner or by the operator recording the default
+	// when it first sees the cluster: neither changed nor removed.
 	sc = create("security-fixed")
+	sc.Spec.Managed.Security.Enabled = ptr.To(true)
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
 	sc.Spec.Managed.Security.Enabled = ptr.To(false)
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.security.enabled", "cannot change"})
+	sc.Spec.Managed.Security.Enabled = nil
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.security.enabled", "cannot change or be removed"})
+
+	// The other recorded defaults may change, but not go back to absent: absent means the
+	// operator has not decided yet, which it must never do twice.
+	sc = create("recorded-defaults-stay")
+	sc.Spec.Managed.NetworkPolicy.Enabled, sc.Spec.Managed.MMap = ptr.To(true), v1alpha1.MMapDisabled
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Managed.NetworkPolicy.Enabled, sc.Spec.Managed.MMap = ptr.To(false), v1alpha1.MMapNodeConfigured
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatalf("opting out of the policy and into node-configured mmap: %v", err)
+	}
+	sc.Spec.Managed.NetworkPolicy.Enabled = nil
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.networkPolicy.enabled", "cannot be removed"})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Managed.MMap = ""
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.mmap", "cannot be removed"})
 
 	// The remote store is node configuration read at first start: not added, changed or
 	// removed; keystore Secrets may change (they reach the nodes at their next restart).

@@ -75,7 +75,7 @@ func NodeGroups(sc *v1alpha1.SearchCluster) ([]NodeGroup, error) {
 			// a later values file (-f security.yaml) merges its settings in — a string
 			// would replace the whole file.
 			"config":     map[string]any{"opensearch.yml": managed.PoolSettings(sc, p)},
-			"sysctlInit": map[string]any{"enabled": m.MMap == v1alpha1.MMapInitContainer},
+			"sysctlInit": map[string]any{"enabled": managed.MMap(sc) == v1alpha1.MMapInitContainer},
 			// The node reads its CPU where it lands and reports it (node.attr.vectorpilot_cpu),
 			// as managed pods do, so an external SearchCluster shows cpuSIMD too.
 			"extraInitContainers": []map[string]any{{

@@ -209,7 +209,7 @@ func PoolSettings(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool) map[string]an
 		"node.attr." + SIMDAttribute: string(SIMDOf(p)),
 	}
 	// Without a raised vm.max_map_count the bootstrap checks refuse a node that maps files.
-	if m.MMap == "" || m.MMap == v1alpha1.MMapDisabled {
+	if MMap(sc) == v1alpha1.MMapDisabled {
 		settings["node.store.allow_mmap"] = "false"
 	}
 	for k, v := range simd.KNNSettings(SIMDOf(p)) {
@@ -354,7 +354,7 @@ func Objects(sc *v1alpha1.SearchCluster, live Live) ([]Pool, *corev1.Service, er
 
 // BuildPool builds the objects of pool p.
 func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, live Live) (Pool, error) {
-	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer && live.SysctlImage == "" {
+	if MMap(sc) == v1alpha1.MMapInitContainer && live.SysctlImage == "" {
 		return Pool{}, ErrNoSysctlImage
 	}
 	config, err := Config(sc, p, live.InitialManagers)
@@ -500,7 +500,7 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 		}}},
 	}
 	var initContainers []corev1.Container
-	if sc.Spec.Managed.MMap == v1alpha1.MMapInitContainer {
+	if MMap(sc) == v1alpha1.MMapInitContainer {
 		initContainers = append(initContainers, maxMapCountInit(sysctlImage))
 	}
 	nodeConfig, cpuInit := cpuDetectPod(image, &container)
@@ -644,12 +644,6 @@ var OperatorPodLabels = map[string]string{"app.kubernetes.io/name": "vectorpilot
 
 // NetworkPolicyName is the name of a cluster's NetworkPolicy.
 func NetworkPolicyName(sc *v1alpha1.SearchCluster) string { return sc.Name + "-opensearch" }
-
-// NetworkPolicyEnabled says whether the cluster keeps a NetworkPolicy (the default).
-func NetworkPolicyEnabled(sc *v1alpha1.SearchCluster) bool {
-	e := sc.Spec.Managed.NetworkPolicy.Enabled
-	return e == nil || *e
-}
 
 // NetworkPolicy closes the cluster's pods: transport (9300) from the cluster's own pods
 // only; HTTP (9200) from them, the operator, the namespace's benchmark Workflow pods and

@@ -39,12 +39,6 @@ const (
 	CertificatesAnnotation = "vectorpilot.io/certificates-issued"
 )
 
-// SecurityEnabled says whether the cluster runs the security plugin (the default).
-func SecurityEnabled(sc *v1alpha1.SearchCluster) bool {
-	e := sc.Spec.Managed.Security.Enabled
-	return e == nil || *e
-}
-
 // CASecretName is the Secret holding the cluster's CA state: the signing CA (with its key
 // when the operator owns it), a CA being introduced and one being retired.
 func CASecretName(sc *v1alpha1.SearchCluster) string { return sc.Name + "-ca" }

@@ -15,7 +15,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/controllers"
 )
 
-// RunOperator creates namespace and runs the operator — a manager with every controller —
+// RunOperator creates namespace (unless it exists) and runs the operator — a manager with every controller —
 // in the test process against the package's control plane, watching only that namespace,
 // until the test or benchmark ends. metricsAddr "0" turns the metrics endpoint off. It
 // returns an uncached client for the test's own reads and writes.
@@ -27,7 +27,7 @@ func RunOperator(t testing.TB, namespace, metricsAddr string, opts controllers.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
