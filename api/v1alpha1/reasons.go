@@ -28,8 +28,11 @@ const (
 	ReasonClusterNotReady = "ClusterNotReady"
 	ReasonClusterRed      = "ClusterRed"
 	ReasonConflict        = "Conflict"
-	ReasonCreateFailed    = "CreateFailed"
-	ReasonCreated         = "Created"
+	// ReasonCRDOutdated: an installed CRD lacks fields or versions the operator needs; the
+	// controllers wait (a Warning Event on the CRD).
+	ReasonCRDOutdated  = "CRDOutdated"
+	ReasonCreateFailed = "CreateFailed"
+	ReasonCreated      = "Created"
 	// ReasonDatasetTooLarge: a Local run's dataset would not fit the operator's budget.
 	ReasonDatasetTooLarge = "DatasetTooLarge"
 	// ReasonDefaultsRecorded: the operator wrote into a managed cluster's spec the defaults

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"math"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -15,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/vectorpilot/vectorpilot/config/crd"
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/crds"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/version"
 )
@@ -28,6 +32,7 @@ type managerOptions struct {
 	leaderElect      bool
 	leaderElectionNS string
 	watchNamespace   string
+	crdCheckInterval time.Duration
 	controllers      controllers.Options
 	zap              zap.Options
 }
@@ -53,6 +58,7 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "elect one active manager among replicas (a Lease in the manager's namespace)")
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease; the pod's namespace when empty")
 	f.StringVar(&opts.watchNamespace, "watch-namespace", "", "watch only this namespace (namespaced install); all namespaces when empty")
+	f.DurationVar(&opts.crdCheckInterval, "crd-check-interval", 30*time.Second, "how often the CRDs are read again while they are older than this operator (its controllers wait for them)")
 	f.DurationVar(&opts.controllers.SnapshotStallTimeout, "snapshot-stall-timeout", 30*time.Minute, "abort a running snapshot whose shards and bytes done have not moved for this long")
 	f.DurationVar(&opts.controllers.MetricsInterval, "opensearch-stats-interval", 30*time.Second, "how often the metrics read OpenSearch's statistics (search counters, node CPU, heap, k-NN, snapshots); scraping the metrics faster only repeats samples")
 	f.Int64Var(&opts.controllers.LocalBenchmarkMaxBytes, "local-benchmark-max-bytes", 256<<20, "most bytes of vectors a Local BenchmarkRun may hold in the operator's memory")
@@ -97,13 +103,10 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(mgr, opts.controllers); err != nil {
+	if err := gateControllers(cmd.Context(), mgr, opts); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
 	log.Info("starting manager", "metrics", opts.metricsAddr, "probes", opts.probeAddr, "leaderElection", opts.leaderElect)
@@ -111,6 +114,39 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// gateControllers sets the controllers up once the installed CRDs are as new as the
+// operator's (internal/crds): at once when they are, else when a later read finds them so,
+// reporting them meanwhile. Readiness fails while they wait. An operator not allowed to
+// read CRDs cannot tell and runs.
+func gateControllers(ctx context.Context, mgr ctrl.Manager, opts *managerOptions) error {
+	log := ctrl.Log.WithName("crds")
+	wanted, err := crd.All()
+	if err != nil {
+		return err
+	}
+	gate := &crds.Gate{
+		Reader:   mgr.GetAPIReader(),
+		Wanted:   wanted,
+		Recorder: mgr.GetEventRecorder("vectorpilot-crds"),
+		Log:      log,
+		Interval: opts.crdCheckInterval,
+		Open:     func() error { return controllers.Setup(mgr, opts.controllers) },
+	}
+	if err := mgr.AddReadyzCheck("readyz", gate.Ready); err != nil {
+		return err
+	}
+	switch open, err := gate.Check(ctx); {
+	case apierrors.IsForbidden(err):
+		log.Info("not allowed to read the CRDs: not checking them against this operator's", "error", err.Error())
+		return gate.Open()
+	case open:
+		return nil
+	case err != nil:
+		log.Error(err, "reading the CRDs; trying again")
+	}
+	return mgr.Add(gate)
+}
 
 // metricsOptions serve the metrics securely unless told otherwise: HTTPS (a self-signed
 // certificate unless one is mounted), and only to callers the API server says may GET

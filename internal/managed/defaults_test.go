@@ -44,9 +44,9 @@ func TestRecordDefaultsKeepsWhatAClusterMeant(t *testing.T) {
 			security:           true, policy: false, mmap: v1alpha1.MMapDisabled,
 		},
 		{
-			name:  "new cluster that opted out",
-			spec:  v1alpha1.ManagedCluster{Security: v1alpha1.ClusterSecurity{Enabled: ptr.To(false)}},
-			wrote: []string{"spec.managed.networkPolicy.enabled=true", "spec.managed.mmap=Disabled"},
+			name:   "new cluster that opted out",
+			spec:   v1alpha1.ManagedCluster{Security: v1alpha1.ClusterSecurity{Enabled: ptr.To(false)}},
+			wrote:  []string{"spec.managed.networkPolicy.enabled=true", "spec.managed.mmap=Disabled"},
 			policy: true, mmap: v1alpha1.MMapDisabled,
 		},
 	} {

@@ -33,6 +33,18 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(BuildInfo)
 }
 
+// CRDOutdated is 1 for each of the operator's CRDs that lacks fields or versions the
+// operator needs (internal/crds), 0 once it has them: while any is 1 the controllers do not
+// run.
+var CRDOutdated = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "vectorpilot_crd_outdated",
+	Help: "1 while the installed CRD lacks fields or versions this operator needs (its controllers wait), else 0.",
+}, []string{"crd"})
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(CRDOutdated)
+}
+
 // SliceCount is the slice setting the operator applies to an index, by where it came from.
 var SliceCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "vectorpilot_index_slice_count",

@@ -23,7 +23,7 @@ import (
 // Kinds are the kinds the project renders, whose schemas are shipped.
 var Kinds = []string{
 	"v1/ConfigMap", "v1/Namespace", "v1/Secret", "v1/Service", "v1/ServiceAccount",
-	"apps/v1/Deployment", "apps/v1/StatefulSet",
+	"apps/v1/Deployment", "apps/v1/StatefulSet", "batch/v1/Job",
 	"policy/v1/PodDisruptionBudget", "networking.k8s.io/v1/NetworkPolicy",
 	"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
 	"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding",

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +17,12 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vectorpilot/vectorpilot/config/crd"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 	vptest "github.com/vectorpilot/vectorpilot/test"
@@ -95,17 +100,24 @@ func TestEveryRenderingValidates(t *testing.T) {
 			for _, obj := range objs {
 				seen[obj.GetKind()] = true
 				validate(t, k8s, obj)
-				if raw, _ := json.Marshal(obj.Object); name == "namespaced" && obj.GetKind() == "Role" && strings.Contains(string(raw), `"nodes"`) {
-					t.Error("namespaced Role grants nodes, which a Role cannot")
+				raw, _ := json.Marshal(obj.Object)
+				if name == "namespaced" && obj.GetKind() == "Role" && (strings.Contains(string(raw), `"nodes"`) || strings.Contains(string(raw), `"customresourcedefinitions"`)) {
+					t.Error("namespaced Role grants cluster-scoped resources, which a Role cannot")
+				}
+				if name == "namespaced" && obj.GetKind() == "ClusterRole" {
+					// The one cluster-wide grant of a namespaced install: reading the
+					// operator's own CRDs by name, to refuse to run against older ones.
+					var role rbacv1.ClusterRole
+					strict(t, raw, &role)
+					if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Resources, []string{"customresourcedefinitions"}) || !slices.Equal(role.Rules[0].Verbs, []string{"get"}) || len(role.Rules[0].ResourceNames) != 5 {
+						t.Errorf("namespaced mode's ClusterRole %s grants more than get on the operator's five CRDs: %+v", role.Name, role.Rules)
+					}
 				}
 			}
 			for _, k := range tc.kinds {
 				if !seen[k] {
 					t.Errorf("rendering %q has no %s", name, k)
 				}
-			}
-			if name == "namespaced" && seen["ClusterRole"] {
-				t.Error("namespaced mode must not need a ClusterRole")
 			}
 		})
 	}
@@ -284,4 +296,65 @@ func TestChartCopiesAreCurrent(t *testing.T) {
 			t.Errorf("%s differs from %s: run make manifests", dst, src)
 		}
 	}
+}
+
+// TestUpgradeHookAppliesTheCRDs: Helm never upgrades crds/, so helm upgrade runs a
+// pre-upgrade hook: a Job in the operator's image running `vectorpilot crds apply` under a
+// service account that may get and patch the chart's CRDs by name and nothing else. Every
+// hook object validates; crds.upgrade=false renders none.
+func TestUpgradeHookAppliesTheCRDs(t *testing.T) {
+	cp := testsupport.ControlPlane(t)
+	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "vp-upgrade"
+	if err := k8s.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	hooks, err := helmchart.Hooks(chartDir(t), "vp", ns, nil, release.HookPreUpgrade)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, obj := range hooks {
+		kinds = append(kinds, obj.GetKind())
+		validate(t, k8s, obj)
+		raw, _ := json.Marshal(obj.Object)
+		switch obj.GetKind() {
+		case "ClusterRole":
+			var role rbacv1.ClusterRole
+			strict(t, raw, &role)
+			var names []string
+			for _, c := range crdsOf(t) {
+				names = append(names, c.Name)
+			}
+			if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Verbs, []string{"get", "patch"}) || !slices.Equal(role.Rules[0].ResourceNames, names) {
+				t.Errorf("the hook's ClusterRole grants %+v, want get and patch on %v only", role.Rules, names)
+			}
+		case "Job":
+			var job batchv1.Job
+			strict(t, raw, &job)
+			c := job.Spec.Template.Spec.Containers[0]
+			if !slices.Equal(c.Args, []string{"crds", "apply"}) || !strings.HasPrefix(c.Image, "ghcr.io/vectorpilot/vectorpilot:") {
+				t.Errorf("the hook Job runs %s %v, want the operator's image with crds apply", c.Image, c.Args)
+			}
+		}
+	}
+	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Job"}; !slices.Equal(slices.Sorted(slices.Values(kinds)), slices.Sorted(slices.Values(want))) || kinds[len(kinds)-1] != "Job" {
+		t.Errorf("pre-upgrade hooks %v, want %v with the Job last", kinds, want)
+	}
+	if hooks, err := helmchart.Hooks(chartDir(t), "vp", ns, map[string]any{"crds": map[string]any{"upgrade": false}}, release.HookPreUpgrade); err != nil || len(hooks) > 0 {
+		t.Errorf("crds.upgrade=false still renders %d hooks (%v)", len(hooks), err)
+	}
+}
+
+// crdsOf is the CRDs the chart ships in crds/.
+func crdsOf(t *testing.T) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	all, err := crd.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
