@@ -625,3 +625,17 @@ func allocationEnable(ctx context.Context, c *opensearch.Client) (string, error)
 	settings, err := c.PersistentClusterSettings(ctx)
 	return settings[rollout.AllocationSetting], err
 }
+
+// TestVotingReadsTheElectedManager: the voting configuration, the joined nodes and the
+// elected cluster manager come from one cluster-state read of the real node — the hand-over
+// (a61db8f) moves the role away from the elected manager, so it must be named.
+func TestVotingReadsTheElectedManager(t *testing.T) {
+	c := osClient(t, testsupport.OpenSearchURL(t))
+	v, err := c.Voting(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Joined) != 1 || v.Manager != v.Joined[0] || !slices.Equal(v.Voters, v.Joined) || len(v.Excluded) != 0 {
+		t.Fatalf("voting %+v, want the single node as voter, joined and elected manager", v)
+	}
+}

@@ -34,7 +34,6 @@ var requestRules = []requestRule{
 	{http.MethodGet, "/_cluster/routing/awareness/{name}/weights", Permissions{Cluster: []string{"cluster:admin/routing/awareness/weights/get"}}},
 	{http.MethodPut, "/_cluster/routing/awareness/{name}/weights", Permissions{Cluster: []string{"cluster:admin/routing/awareness/weights/put"}}},
 	{http.MethodDelete, "/_cluster/routing/awareness/weights", Permissions{Cluster: []string{"cluster:admin/routing/awareness/weights/delete"}}},
-	{http.MethodGet, "/_cat/cluster_manager", Permissions{Cluster: []string{"cluster:monitor/state"}}},
 	{http.MethodGet, "/_cat/plugins", Permissions{Cluster: []string{"cluster:monitor/state", "cluster:monitor/nodes/info"}}},
 	{http.MethodGet, "/_cat/shards", Permissions{Cluster: []string{"cluster:monitor/state"}, Index: []string{"indices:monitor/stats"}}},
 	{http.MethodGet, "/_nodes/os", Permissions{Cluster: []string{"cluster:monitor/nodes/info"}}},

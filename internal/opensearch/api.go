@@ -324,10 +324,12 @@ type Voting struct {
 	Manager string
 }
 
-// Voting reads the last committed voting configuration, its exclusions and the nodes that
-// joined, from the elected cluster manager's cluster state.
+// Voting reads the last committed voting configuration, its exclusions, the nodes that
+// joined and the elected cluster manager, from the elected cluster manager's cluster state
+// (one request).
 func (c *Client) Voting(ctx context.Context) (Voting, error) {
 	var state struct {
+		Manager  string `json:"cluster_manager_node"`
 		Metadata struct {
 			Coordination struct {
 				LastCommittedConfig []string `json:"last_committed_config"`
@@ -340,7 +342,7 @@ func (c *Client) Voting(ctx context.Context) (Voting, error) {
 			Name string `json:"name"`
 		} `json:"nodes"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/_cluster/state/metadata,nodes?filter_path=metadata.cluster_coordination,nodes.*.name", nil, &state); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/_cluster/state/metadata,nodes,cluster_manager_node?filter_path=cluster_manager_node,metadata.cluster_coordination,nodes.*.name", nil, &state); err != nil {
 		return Voting{}, err
 	}
 	var v Voting
@@ -360,15 +362,7 @@ func (c *Client) Voting(ctx context.Context) (Voting, error) {
 		v.Excluded = append(v.Excluded, e.NodeName)
 	}
 	slices.Sort(v.Joined)
-	var elected []struct {
-		Node string `json:"node"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/_cat/cluster_manager?format=json&h=node", nil, &elected); err != nil {
-		return Voting{}, err
-	}
-	if len(elected) == 1 {
-		v.Manager = elected[0].Node
-	}
+	v.Manager = state.Nodes[state.Manager].Name
 	return v, nil
 }
 
