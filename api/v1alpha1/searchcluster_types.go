@@ -580,7 +580,7 @@ type ScaleDownStatus struct {
 // SearchCluster is an OpenSearch cluster with the k-NN plugin.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=sc,categories=vectorpilot
+// +kubebuilder:resource:shortName=vpsc,categories=vectorpilot
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`

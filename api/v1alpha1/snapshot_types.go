@@ -168,7 +168,7 @@ type VectorSnapshotStatus struct {
 // VectorSnapshot is one snapshot of VectorIndexes.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=vs,categories=vectorpilot
+// +kubebuilder:resource:shortName=vsnap,categories=vectorpilot
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterRef.name`
 // +kubebuilder:printcolumn:name="Repository",type=string,JSONPath=`.spec.repository`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

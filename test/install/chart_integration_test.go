@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -357,4 +358,55 @@ func crdsOf(t *testing.T) []*apiextensionsv1.CustomResourceDefinition {
 		t.Fatal(err)
 	}
 	return all
+}
+
+// wellKnownShortNames are short names of widely installed CRDs a cluster may serve beside
+// vectorpilot's: kubectl resolves a short name to one resource, so a clash makes ours
+// unreachable by it.
+var wellKnownShortNames = map[string]string{
+	"vs": "Istio VirtualService, CSI VolumeSnapshot", "vsc": "CSI VolumeSnapshotContent", "vsclass": "CSI VolumeSnapshotClass",
+	"gw": "Istio Gateway", "dr": "Istio DestinationRule", "se": "Istio ServiceEntry", "pa": "Istio PeerAuthentication", "ra": "Istio RequestAuthentication", "ap": "Istio AuthorizationPolicy",
+	"cert": "cert-manager Certificate", "certs": "cert-manager Certificate", "cr": "cert-manager CertificateRequest", "crs": "cert-manager CertificateRequest",
+	"es": "ECK Elasticsearch", "kb": "ECK Kibana", "ent": "ECK EnterpriseSearch", "beat": "ECK Beat", "agent": "ECK Agent", "ems": "ECK ElasticMapsServer", "lms": "ECK Logstash",
+	"wf": "Argo Workflow", "cwf": "Argo ClusterWorkflowTemplate", "wftmpl": "Argo WorkflowTemplate", "cwft": "Argo ClusterWorkflowTemplate", "app": "Argo CD Application", "appproj": "Argo CD AppProject",
+	"vm": "KubeVirt VirtualMachine", "vmi": "KubeVirt VirtualMachineInstance",
+	"prom": "Prometheus Operator Prometheus", "smon": "Prometheus Operator ServiceMonitor", "pmon": "Prometheus Operator PodMonitor", "promrule": "Prometheus Operator PrometheusRule", "am": "Prometheus Operator Alertmanager",
+}
+
+// TestShortNamesAreOurs: no short name of a vectorpilot kind is one the API server already
+// serves for another resource (StorageClass is `sc`) or one of a widely installed CRD.
+func TestShortNamesAreOurs(t *testing.T) {
+	cp := testsupport.ControlPlane(t)
+	disco, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lists, err := disco.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]string{}
+	for _, l := range lists {
+		if strings.HasSuffix(strings.Split(l.GroupVersion, "/")[0], "vectorpilot.io") {
+			continue
+		}
+		for _, r := range l.APIResources {
+			for _, s := range r.ShortNames {
+				served[s] = l.GroupVersion + " " + r.Kind
+			}
+		}
+	}
+	if served["sc"] == "" {
+		t.Fatalf("the API server serves no short name sc (StorageClass): discovery read nothing? %d groups", len(lists))
+	}
+	for _, c := range crdsOf(t) {
+		for _, s := range c.Spec.Names.ShortNames {
+			if other, ok := served[s]; ok {
+				t.Errorf("%s's short name %q is the API server's for %s", c.Spec.Names.Kind, s, other)
+			}
+			if other, ok := wellKnownShortNames[s]; ok {
+				t.Errorf("%s's short name %q is %s's", c.Spec.Names.Kind, s, other)
+			}
+		}
+	}
 }
