@@ -384,6 +384,7 @@ type BenchmarkRunStatus struct {
 // +kubebuilder:printcolumn:name="Index",type=string,JSONPath=`.spec.indexRef.name`
 // +kubebuilder:printcolumn:name="Runner",type=string,JSONPath=`.spec.runner.type`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type BenchmarkRun struct {

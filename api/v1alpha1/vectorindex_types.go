@@ -555,6 +555,7 @@ type VectorIndexStatus struct {
 // +kubebuilder:printcolumn:name="Slices",type=string,JSONPath=`.status.slices`
 // +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VectorIndex struct {
 	metav1.TypeMeta   `json:",inline"`
