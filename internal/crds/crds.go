@@ -14,8 +14,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
 
 // FieldManager owns the fields the operator applies to its CRDs.
@@ -128,12 +129,10 @@ func Apply(ctx context.Context, c client.Client, wanted []*apiextensionsv1.Custo
 	for _, w := range wanted {
 		crd := w.DeepCopy()
 		crd.APIVersion, crd.Kind = apiextensionsv1.SchemeGroupVersion.String(), "CustomResourceDefinition"
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+		content, err := managed.Content(crd)
 		if err != nil {
 			return err
 		}
-		delete(content, "status")
-		delete(content["metadata"].(map[string]any), "creationTimestamp")
 		u := &unstructured.Unstructured{Object: content}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying CRD %s: %w", w.Name, err)
