@@ -76,7 +76,7 @@ func TestTheOperatorWaitsForCurrentCRDs(t *testing.T) {
 	run.SetContext(runCtx)
 	done := make(chan error, 1)
 	go func() {
-		done <- runManager(run, cp.Config, &managerOptions{metricsAddr: metricsAddr, probeAddr: probeAddr, watchNamespace: ns, crdCheckInterval: 300 * time.Millisecond})
+		done <- runManager(run, cp.Config, &managerOptions{metricsAddr: metricsAddr, probeAddr: probeAddr, watchNamespace: ns, crdCheckInterval: 300 * time.Millisecond, skipNameValidation: true})
 	}()
 	t.Cleanup(func() {
 		cancel()

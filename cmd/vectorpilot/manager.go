@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -33,8 +34,11 @@ type managerOptions struct {
 	leaderElectionNS string
 	watchNamespace   string
 	crdCheckInterval time.Duration
-	controllers      controllers.Options
-	zap              zap.Options
+	// skipNameValidation lets tests run one manager after another in one process, where
+	// controller names would repeat (no flag: one manager per process otherwise).
+	skipNameValidation bool
+	controllers        controllers.Options
+	zap                zap.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -98,6 +102,7 @@ func runManager(cmd *cobra.Command, cfg *rest.Config, opts *managerOptions) erro
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
 		Cache:                         controllers.CacheOptions(opts.watchNamespace, controllers.ArgoServed(cfg)),
+		Controller:                    config.Controller{SkipNameValidation: &opts.skipNameValidation},
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
@@ -137,11 +142,11 @@ func gateControllers(ctx context.Context, mgr ctrl.Manager, opts *managerOptions
 		return err
 	}
 	switch open, err := gate.Check(ctx); {
+	case open:
+		return err
 	case apierrors.IsForbidden(err):
 		log.Info("not allowed to read the CRDs: not checking them against this operator's", "error", err.Error())
 		return gate.Open()
-	case open:
-		return nil
 	case err != nil:
 		log.Error(err, "reading the CRDs; trying again")
 	}

@@ -70,7 +70,7 @@ func TestMetricsNeedATokenAllowedToReadThem(t *testing.T) {
 	cmd.SetContext(runCtx)
 	done := make(chan error, 1)
 	go func() {
-		done <- runManager(cmd, cp.Config, &managerOptions{metricsAddr: addr, metricsSecure: true, probeAddr: "0", watchNamespace: ns})
+		done <- runManager(cmd, cp.Config, &managerOptions{metricsAddr: addr, metricsSecure: true, probeAddr: "0", watchNamespace: ns, skipNameValidation: true})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ type Gate struct {
 }
 
 // Check reads the CRDs once: it opens the gate when they are current and reports them
-// otherwise. It says whether the gate is open.
+// otherwise. It says whether the gate is open; open, the error is Open's.
 func (g *Gate) Check(ctx context.Context) (bool, error) {
 	outdated, err := Outdated(ctx, g.Reader, g.Wanted)
 	if err != nil {
@@ -53,13 +54,8 @@ func (g *Gate) Check(ctx context.Context) (bool, error) {
 		g.outdated.Store(nil)
 		return true, g.Open()
 	}
-	names := make([]string, 0, len(outdated))
-	for name := range outdated {
-		names = append(names, name)
-	}
-	slices.Sort(names)
 	var say []string
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(outdated)) {
 		m := outdated[name]
 		msg := fmt.Sprintf("CRD %s is older than this operator: it lacks %s", name, strings.Join(m[:min(len(m), 8)], ", "))
 		if len(m) > 8 {
@@ -84,11 +80,11 @@ const Remedy = "apply this release's CRDs (helm upgrade runs its crds hook; or k
 func (g *Gate) Start(ctx context.Context) error {
 	for {
 		open, err := g.Check(ctx)
+		if open {
+			return err // the controllers' set-up failed: the manager stops
+		}
 		if err != nil {
 			g.Log.Error(err, "reading the CRDs")
-		}
-		if open {
-			return nil
 		}
 		select {
 		case <-ctx.Done():
