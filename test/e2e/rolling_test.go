@@ -49,24 +49,14 @@ const queryRate = 20
 // beside it on the two cores, which is what made probes time out on a fresh machine.
 // VECTORPILOT_E2E_CPU_HOG=1 adds a busy loop on one core for the rollout, a process of
 // the host outside the tests' CPU slice (see the README for what it shows).
-// VECTORPILOT_E2E_ROLLS=N rolls N times in a row (each round flips the setting), 1 by
-// default.
+// VECTORPILOT_E2E_ROLLS=N rolls N times in a row here and in the next test (each round
+// flips the setting), 1 by default.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	integration(t)
 	sc := sandboxCluster(t)
-	rolls, _ := strconv.Atoi(os.Getenv("VECTORPILOT_E2E_ROLLS"))
-	for round := range max(rolls, 1) {
-		t.Run(fmt.Sprintf("round %d", round+1), func(t *testing.T) {
-			rollUnderLoad(t, sc, func() {
-				mode := "auto"
-				if s := sc.Spec.Managed.Search; s != nil && s.ConcurrentSegmentSearch != nil && s.ConcurrentSegmentSearch.Mode == mode {
-					mode = "none"
-				}
-				sc.Spec.Managed.UpdateStrategy.MaxUnavailable = 2
-				sc.Spec.Managed.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: mode}}
-			}, nil)
-		})
-	}
+	inRounds(t, func(t *testing.T) {
+		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "auto", "none") }, nil)
+	})
 }
 
 // TestRollingRestartSurvivesTheOperatorsDeath: the same, with the operator's pod
@@ -75,20 +65,38 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 func TestRollingRestartSurvivesTheOperatorsDeath(t *testing.T) {
 	integration(t)
 	sc := sandboxCluster(t)
-	rollUnderLoad(t, sc, func() {
-		sc.Spec.Managed.UpdateStrategy.MaxUnavailable = 2
-		sc.Spec.Managed.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: "all"}}
-	}, func(restarted int) bool {
-		if restarted == 0 {
-			return false
-		}
-		pod := operatorPod(t)
-		if err := k8s.Delete(context.Background(), &pod, client.GracePeriodSeconds(0)); err != nil {
-			t.Fatalf("force-deleting the operator pod: %v", err)
-		}
-		t.Logf("operator pod %s force-deleted with %d node(s) restarted", pod.Name, restarted)
-		return true
+	inRounds(t, func(t *testing.T) {
+		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "all", "auto") }, func(restarted int) bool {
+			if restarted == 0 {
+				return false
+			}
+			pod := operatorPod(t)
+			if err := k8s.Delete(context.Background(), &pod, client.GracePeriodSeconds(0)); err != nil {
+				t.Fatalf("force-deleting the operator pod: %v", err)
+			}
+			t.Logf("operator pod %s force-deleted with %d node(s) restarted", pod.Name, restarted)
+			return true
+		})
 	})
+}
+
+// inRounds runs round VECTORPILOT_E2E_ROLLS times in a row (once by default), each a
+// subtest.
+func inRounds(t *testing.T, round func(t *testing.T)) {
+	rolls, _ := strconv.Atoi(os.Getenv("VECTORPILOT_E2E_ROLLS"))
+	for i := range max(rolls, 1) {
+		t.Run(fmt.Sprintf("round %d", i+1), round)
+	}
+}
+
+// flipSearchMode changes sc to roll every node with maxUnavailable 2: concurrent segment
+// search to mode, or to otherwise where it is mode already.
+func flipSearchMode(sc *v1alpha1.SearchCluster, mode, otherwise string) {
+	if s := sc.Spec.Managed.Search; s != nil && s.ConcurrentSegmentSearch != nil && s.ConcurrentSegmentSearch.Mode == mode {
+		mode = otherwise
+	}
+	sc.Spec.Managed.UpdateStrategy.MaxUnavailable = 2
+	sc.Spec.Managed.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: mode}}
 }
 
 // rollUnderLoad applies change to sc, which must restart every node, and checks the
@@ -153,7 +161,16 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	// One timeline, by wall-clock time: queries, CPU by cgroup, pod changes.
 	timeline := slices.Concat(load.timeline(), cpu.stop(), seen.events, health.events)
 	slices.SortStableFunc(timeline, func(a, b string) int { return strings.Compare(a[:8], b[:8]) })
-	t.Logf("timeline:\n%s", strings.Join(timeline, "\n"))
+	// Logged last, after the verdicts, also on t.Fatal: a report that keeps only a failed
+	// test's first lines must show what failed, not a page of timeline.
+	defer func() {
+		t.Logf("timeline:\n%s", strings.Join(timeline, "\n"))
+		if t.Failed() {
+			for name := range before {
+				t.Logf("%s warnings since the change:\n%s", name, warnings(name, time.Since(started)))
+			}
+		}
+	}()
 
 	t.Logf("rolling restart of %d nodes (maxUnavailable %d) took %s, a CPU hog on one core for %s; health samples %v (%d unanswered); "+
 		"at most %d pods not ready at once (%s), at most %d stopped by the restart at once; samples with search weight 0 by node %v",
@@ -164,11 +181,6 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 			ms(p.latency.ValueAtQuantile(50)), ms(p.latency.ValueAtQuantile(99)), ms(p.latency.Max()), p.errors)
 		if p.failed > 0 {
 			t.Errorf("%s the rolling restart: %d of %d queries failed: %v", p.name, p.failed, p.total, p.errors)
-		}
-	}
-	if t.Failed() {
-		for name := range before {
-			t.Logf("%s warnings since the change:\n%s", name, warnings(name, time.Since(started)))
 		}
 	}
 	for name := range before {
