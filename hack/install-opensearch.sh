@@ -7,16 +7,17 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 KNN_VERSION=${KNN_VERSION:-$OPENSEARCH_VERSION.0}
+OPENSEARCH_ARTIFACT_VERSIONS=${OPENSEARCH_ARTIFACT_VERSIONS:-}
 # LOG4J_VERSION (hack/versions.env) must match the log4j-api the server depends on.
 MAVEN_DEPENDENCY_PLUGIN=3.8.1
 home="$BIN_DIR/opensearch-$OPENSEARCH_VERSION"
-[ -f "$home/.complete" ] && { echo "$home"; exit 0; }
+[ -f "$home/.complete" ] && [ "$(cat "$home/.complete")" = "$OPENSEARCH_ARTIFACT_VERSIONS" ] && { echo "$home"; exit 0; }
 # One assembly at a time: tests call this script too (internal/managed's keystore test), and
 # two runs sharing the stage folder below removed each other's files.
 mkdir -p "$BIN_DIR"
 exec 9>"$BIN_DIR/.opensearch-$OPENSEARCH_VERSION.lock"
 flock 9
-[ -f "$home/.complete" ] && { echo "$home"; exit 0; }
+[ -f "$home/.complete" ] && [ "$(cat "$home/.complete")" = "$OPENSEARCH_ARTIFACT_VERSIONS" ] && { echo "$home"; exit 0; }
 
 # component table: folder | plugin classname ("-" for lib/) | extended plugins | artifacts.
 # Artifacts are group:artifact[:version[:type]]; the version defaults to OPENSEARCH_VERSION.
@@ -35,6 +36,16 @@ plugins/opensearch-knn|from-zip|-|org.opensearch.plugin:opensearch-knn:$KNN_VERS
 TABLE
 }
 
+# OPENSEARCH_ARTIFACT_VERSIONS ("artifact:version,...") stands in another version of an
+# artifact the registry does not serve at OPENSEARCH_VERSION.
+artifact_version() {
+  local pair
+  for pair in ${OPENSEARCH_ARTIFACT_VERSIONS//,/ }; do
+    [ "${pair%%:*}" = "$1" ] && { echo "${pair#*:}"; return; }
+  done
+  echo "$OPENSEARCH_VERSION"
+}
+
 stage="$BIN_DIR/opensearch-$OPENSEARCH_VERSION.stage"
 rm -rf "$stage" && mkdir -p "$stage/pom"
 
@@ -46,6 +57,7 @@ write_poms() {
     local deps=""
     for a in $artifacts; do
       IFS=: read -r g art v t <<<"$a"
+      [ -z "$v" ] && v=$(artifact_version "$art")
       deps+="<dependency><groupId>$g</groupId><artifactId>$art</artifactId><version>${v:-$OPENSEARCH_VERSION}</version><type>${t:-jar}</type></dependency>"
     done
     mkdir -p "$stage/pom/c$i"
@@ -81,14 +93,19 @@ write_descriptor() {
 }
 
 # A jar already on a parent class loader (lib/ or an extended plugin) must not be loaded
-# again: OpenSearch refuses to start on duplicate classes ("jar hell").
+# again, in any version: OpenSearch refuses to start on duplicate classes ("jar hell"). A
+# component of another version (OPENSEARCH_ARTIFACT_VERSIONS) brings its own server jars.
+artifact_name() { sed -E 's/-[0-9][^/]*\.jar$//' <<<"$(basename "$1")"; }
 drop_duplicates() {
   local dir=$1; shift
-  local jar
+  local jar parent other
   for jar in "$dir"/*.jar; do
-    local base; base=$(basename "$jar")
+    local name; name=$(artifact_name "$jar")
     for parent in "$@"; do
-      if [ -f "$parent/$base" ] && [ "$parent" != "$dir" ]; then rm -f "$jar"; break; fi
+      [ "$parent" = "$dir" ] && continue
+      for other in "$parent"/"$name"-[0-9]*.jar; do
+        if [ -f "$other" ] && [ "$(artifact_name "$other")" = "$name" ]; then rm -f "$jar"; continue 3; fi
+      done
     done
   done
 }
@@ -101,7 +118,7 @@ write_poms
 # Maven's output goes to stderr: callers read this script's stdout as the home's path (quiet
 # Maven still writes colour resets there, which made hack/opensearch.sh's classpath
 # "\e[0m…/lib/*" on a cold install: ClassNotFoundException at the first start).
-(cd "$stage/pom" && mvn -q -B dependency:copy-dependencies >&2) || die "Maven could not fetch the OpenSearch artifacts (see above)"
+(cd "$stage/pom" && mvn -q -B -fae dependency:copy-dependencies >&2) || die "Maven could not fetch the OpenSearch artifacts (see above)"
 
 h="$stage/home"
 while IFS='|' read -r folder classname extended _; do
@@ -124,6 +141,7 @@ done <<<"$table"
 mkdir -p "$h/config" "$h/bin" "$h/logs"
 cp "$ROOT_DIR/hack/opensearch/log4j2.properties" "$h/config/"
 rm -rf "$home" && mv "$h" "$home" && rm -rf "$stage"
-touch "$home/.complete"
+# What stood in for refused artifacts: a home assembled with others is assembled again.
+echo "$OPENSEARCH_ARTIFACT_VERSIONS" >"$home/.complete"
 log "OpenSearch home assembled in $home"
 echo "$home"

@@ -158,6 +158,8 @@ func TestManagedClusterServesVectorsFromPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Namespace = searchNamespace
+	// At the older version: e_upgrade_test.go upgrades it under load.
+	sc.Spec.Managed.Version = sandbox.UpgradeFromVersion
 	box.RunHere(sc)
 	applied := time.Now()
 	if err := k8s.Create(ctx, sc); err != nil {

@@ -101,8 +101,9 @@ func flipSearchMode(sc *v1alpha1.SearchCluster, mode, otherwise string) {
 
 // rollUnderLoad applies change to sc, which must restart every node, and checks the
 // rolling restart under query load and a CPU hog. midway, if set, is called with the
-// number of nodes restarted so far on every poll until it returns true.
-func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midway func(restarted int) bool) {
+// number of nodes restarted so far on every poll until it returns true. It returns what
+// the pod watch saw.
+func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midway func(restarted int) bool) podsSeen {
 	ctx := context.Background()
 	base := clientServiceURL(t, sc)
 	pool := sc.Spec.Managed.NodePools[0]
@@ -232,6 +233,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	if seen.mostStopped > 1 {
 		t.Errorf("%d pods stopped by the restart at once: pods holding copies of the same shard were down together", seen.mostStopped)
 	}
+	return seen
 }
 
 // warnings are the WARN and ERROR lines an OpenSearch pod logged in the last while, at
@@ -842,6 +844,8 @@ type podsSeen struct {
 	// stoppedElected are the pods deleted while their node was the elected cluster
 	// manager (it should have handed its role over first).
 	stoppedElected []string
+	// deleted are the pods deleted, in order.
+	deleted []string
 	// events are the pods' changes of state, timed.
 	events []string
 }
@@ -903,6 +907,7 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 						continue
 					}
 					deleted[string(p.UID)] = true
+					w.seen.deleted = append(w.seen.deleted, p.Name)
 					// Its preStop keeps it serving: it answers who is elected now.
 					if elected, err := sandbox.Get(base + "/_cat/cluster_manager?h=node"); err == nil && strings.TrimSpace(elected) == p.Name {
 						w.seen.stoppedElected = append(w.seen.stoppedElected, p.Name)

@@ -43,6 +43,9 @@ const (
 	Release = "vp"
 	// OpenSearchVersion is the version of the OpenSearch image the harness builds.
 	OpenSearchVersion = "3.6.0"
+	// UpgradeFromVersion is the version of the second OpenSearch image it builds: the
+	// sandbox cluster starts at it and test/e2e upgrades it to OpenSearchVersion.
+	UpgradeFromVersion = "3.5.0"
 	// PrometheusVersion is the Prometheus the Prometheus Operator deploys here.
 	PrometheusVersion = "v3.13.1"
 	// PrometheusImage is that Prometheus's image, built here.
@@ -74,7 +77,7 @@ func Up(log io.Writer) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{root: root, OpenSearchImage: images.OpenSearchTag + ":" + OpenSearchVersion}
+	s := &Sandbox{root: root, OpenSearchImage: OpenSearchImageOf(OpenSearchVersion)}
 	start := time.Now()
 	if s.Cluster, err = kubenode.Start(root); err != nil {
 		return nil, fmt.Errorf("real node: %w", err)
@@ -161,7 +164,7 @@ func (s *Sandbox) decode(path string, into any) error {
 // levels, and a machine without them would leave every pod unschedulable by its node
 // affinity (which is the operator being right, not the test passing).
 func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
-	sc.Spec.Managed.Image = s.OpenSearchImage
+	sc.Spec.Managed.Image = OpenSearchImageOf(sc.Spec.Managed.Version)
 	sc.Spec.Managed.Security.Enabled = ptr.To(false)
 	nodeArch, nodeRank, known := simd.Rank(s.NodeSIMD)
 	for i, p := range sc.Spec.Managed.NodePools {
@@ -171,11 +174,22 @@ func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
 	}
 }
 
+// OpenSearchImageOf is the image built here of an OpenSearch version (OpenSearchVersion or
+// UpgradeFromVersion).
+func OpenSearchImageOf(version string) string { return images.OpenSearchTag + ":" + version }
+
 // OperatorDeployment is the chart's Deployment name for the release.
 func OperatorDeployment() string { return Release + "-vectorpilot" }
 
+// imageBuild is an image, the files and folders it is built from, and how.
+type imageBuild struct {
+	name   string
+	inputs []string
+	build  func(work string) (images.Image, error)
+}
+
 // importImages builds (once per input change, cached in bin/images) and imports the pause,
-// operator, Argo Workflows, Prometheus Operator, Prometheus and OpenSearch images.
+// operator, Argo Workflows, Prometheus Operator, Prometheus and both OpenSearch images.
 func (s *Sandbox) importImages() error {
 	root := s.root
 	hack := filepath.Join(root, "hack", "images")
@@ -184,21 +198,11 @@ func (s *Sandbox) importImages() error {
 	if err != nil {
 		return err
 	}
-	in := images.OpenSearchInputs{
-		RootFS:  filepath.Join(root, "bin", "images", "rootfs-bookworm"),
-		Home:    filepath.Join(root, "bin", "opensearch-"+OpenSearchVersion),
-		JDK:     jdk,
-		Version: OpenSearchVersion,
-	}
 	argoexec, workflowController, argoVersion := filepath.Join(s.argo, "argoexec"), filepath.Join(s.argo, "workflow-controller"), filepath.Base(s.argo)
 	promOperator, reloader, prometheus := filepath.Join(s.prometheusOperator, "operator"), filepath.Join(s.prometheusOperator, "prometheus-config-reloader"), filepath.Join(s.prometheusOperator, "prometheus")
 	goSources := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"), filepath.Join(root, "Dockerfile"),
 		filepath.Join(root, "api"), filepath.Join(root, "cmd"), filepath.Join(root, "controllers"), filepath.Join(root, "internal")}
-	builds := []struct {
-		name   string
-		inputs []string
-		build  func(work string) (images.Image, error)
-	}{
+	builds := []imageBuild{
 		{"pause", []string{filepath.Join(hack, "pause.c")}, func(w string) (images.Image, error) { return images.Pause(root, w) }},
 		{"operator", goSources, func(w string) (images.Image, error) { return images.Operator(root, w) }},
 		{"argoexec", []string{argoexec}, func(w string) (images.Image, error) {
@@ -216,9 +220,17 @@ func (s *Sandbox) importImages() error {
 		{"prometheus", []string{prometheus}, func(w string) (images.Image, error) {
 			return images.Static(w, prometheus, PrometheusImage, images.NobodyUID)
 		}},
-		{"opensearch", []string{in.RootFS + ".complete", in.Home, in.JDK, filepath.Join(hack, "opensearch-docker-entrypoint.sh"), filepath.Join(hack, "nofile-shim.c"),
+	}
+	for _, version := range []string{UpgradeFromVersion, OpenSearchVersion} {
+		in := images.OpenSearchInputs{
+			RootFS:  filepath.Join(root, "bin", "images", "rootfs-bookworm"),
+			Home:    filepath.Join(root, "bin", "opensearch-"+version),
+			JDK:     jdk,
+			Version: version,
+		}
+		builds = append(builds, imageBuild{"opensearch-" + version, []string{in.RootFS + ".complete", in.Home, in.JDK, filepath.Join(hack, "opensearch-docker-entrypoint.sh"), filepath.Join(hack, "nofile-shim.c"),
 			filepath.Join(root, "hack", "opensearch", "opensearch-keystore"), filepath.Join(root, "hack", "opensearch", "Keystore.java")},
-			func(w string) (images.Image, error) { return images.OpenSearch(root, w, in) }},
+			func(w string) (images.Image, error) { return images.OpenSearch(root, w, in) }})
 	}
 	for _, b := range builds {
 		archive, err := images.Archive(root, b.name, b.inputs, nil, b.build)
