@@ -21,7 +21,9 @@ const writeRate = 10
 
 // TestVersionUpgradeUnderLoad: the sandbox cluster, created at sandbox.UpgradeFromVersion,
 // is upgraded to sandbox.OpenSearchVersion (spec.managed.version and the image) while the
-// load loop queries through the client Service and a writer indexes documents. Besides
+// load loop queries through the client Service and a writer indexes documents, and the
+// operator's pod is force-deleted once the first node runs the new version: its successor
+// takes the upgrade over halfway, from what the cluster and the status say. Besides
 // rollUnderLoad's guarantees (no failed query, never red, no pod stopped while a holder of
 // its copies was down, the elected cluster manager handed over): every acknowledged write
 // is found after, the elected cluster manager goes last, the nodes report the new version,
@@ -47,7 +49,7 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 	seen := rollUnderLoad(t, sc, func() {
 		sc.Spec.Managed.Version = to
 		sc.Spec.Managed.Image = sandbox.OpenSearchImageOf(to)
-	}, nil)
+	}, killOperatorMidway(t))
 	took := time.Since(started)
 	acked, failed, errs := writes.stop()
 	events, mixed := versions.stop()

@@ -66,18 +66,24 @@ func TestRollingRestartSurvivesTheOperatorsDeath(t *testing.T) {
 	integration(t)
 	sc := sandboxCluster(t)
 	inRounds(t, func(t *testing.T) {
-		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "all", "auto") }, func(restarted int) bool {
-			if restarted == 0 {
-				return false
-			}
-			pod := operatorPod(t)
-			if err := k8s.Delete(context.Background(), &pod, client.GracePeriodSeconds(0)); err != nil {
-				t.Fatalf("force-deleting the operator pod: %v", err)
-			}
-			t.Logf("operator pod %s force-deleted with %d node(s) restarted", pod.Name, restarted)
-			return true
-		})
+		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "all", "auto") }, killOperatorMidway(t))
 	})
+}
+
+// killOperatorMidway is a midway for rollUnderLoad: it force-deletes the operator's pod
+// once the first node has restarted.
+func killOperatorMidway(t *testing.T) func(restarted int) bool {
+	return func(restarted int) bool {
+		if restarted == 0 {
+			return false
+		}
+		pod := operatorPod(t)
+		if err := k8s.Delete(context.Background(), &pod, client.GracePeriodSeconds(0)); err != nil {
+			t.Fatalf("force-deleting the operator pod: %v", err)
+		}
+		t.Logf("operator pod %s force-deleted with %d node(s) restarted", pod.Name, restarted)
+		return true
+	}
 }
 
 // inRounds runs round VECTORPILOT_E2E_ROLLS times in a row (once by default), each a
