@@ -50,6 +50,8 @@ const fieldOwner = client.FieldOwner("vectorpilot")
 // voting configuration. A zero Health means OpenSearch did not answer.
 type HealthSource interface {
 	Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health
+	// IndexSettings are the indexes' own settings, by name, an upgrade's pre-flight reads.
+	IndexSettings(ctx context.Context, sc *v1alpha1.SearchCluster) (map[string]rollout.IndexSettings, error)
 }
 
 // openSearchHealth is the cluster's own: the status the reconcile's probe has just read
@@ -81,6 +83,14 @@ func (h openSearchHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster
 	return out
 }
 
+func (h openSearchHealth) IndexSettings(ctx context.Context, sc *v1alpha1.SearchCluster) (map[string]rollout.IndexSettings, error) {
+	osClient, err := h.openSearch(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	return osClient.IndexSettings(ctx)
+}
+
 // poolView is one pool the cluster runs: a pool of the spec, or a removed one whose
 // StatefulSet still runs nodes to drain (its roles then come from its labels).
 type poolView struct {
@@ -105,6 +115,8 @@ type poolObservation struct {
 	settled       bool
 	unschedulable []string
 	upgrade       bool
+	// upgraded: some pod runs the spec's version already (an upgrade under way).
+	upgraded bool
 	// cpu is the SIMD level of each pod's Kubernetes node, by pod name.
 	cpu map[string]string
 	// securityPluginMissing is the message of a pod whose image has no security plugin.
@@ -405,6 +417,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			}
 			leaving := ordinal(pod.Name) >= pool.wanted
 			obs.upgrade = obs.upgrade || (outdated && !leaving && pod.Annotations[managed.VersionAnnotation] != sc.Spec.Managed.Version)
+			obs.upgraded = obs.upgraded || (!leaving && pod.Annotations[managed.VersionAnnotation] == sc.Spec.Managed.Version)
 			obs.pods = append(obs.pods, rollout.Pod{
 				Name: pod.Name, Pool: pool.name, Ordinal: ordinal(pod.Name), ClusterManager: pool.clusterManager, Data: pool.data,
 				Persistent: pool.persistent, Remote: pool.remote, Ready: ready, ServedSinceStart: managed.ServedSinceStart(pod), Terminating: pod.DeletionTimestamp != nil, Outdated: outdated, Leaving: leaving,
@@ -591,6 +604,9 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 		Now:          time.Now(),
 		ExpiryMargin: security.LifetimesOf(sc).RotateBefore / 2,
 	}
+	if obs.upgrade && !obs.upgraded {
+		state.Refused = r.preflight(ctx, sc)
+	}
 	plan := rollout.Decide(state)
 	if plan.HandOver != "" {
 		if err := r.handOver(ctx, sc, plan.HandOver); err != nil {
@@ -633,6 +649,17 @@ func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (r
 	}
 	sc.Status.Rollout = &v1alpha1.RolloutStatus{PendingPods: int32(plan.Pending), BlockedBy: plan.BlockedBy, Message: plan.Reason}
 	return plan, nil
+}
+
+// preflight is what the spec's version could not serve of the cluster's indexes, read
+// before an upgrade's first node restarts; indexes that cannot be read hold the upgrade
+// too, so it never starts unchecked.
+func (r *SearchClusterReconciler) preflight(ctx context.Context, sc *v1alpha1.SearchCluster) []string {
+	indexes, err := r.health().IndexSettings(ctx, sc)
+	if err != nil {
+		return []string{"the indexes' settings could not be read for the upgrade's pre-flight: " + err.Error()}
+	}
+	return rollout.Preflight(sc.Spec.Managed.Version, indexes)
 }
 
 // handOver takes the elected cluster manager out of the voting configuration, so that it
@@ -838,11 +865,15 @@ func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan 
 		if plan.BlockedBy != "" {
 			msg += fmt.Sprintf("; waiting on %s (%s)", plan.BlockedBy, plan.Reason)
 		}
-		reason := v1alpha1.ReasonRollingRestart
-		if obs.upgrade && plan.BlockedBy == "cluster_health" {
+		state, reason := conditions.Progressing, v1alpha1.ReasonRollingRestart
+		switch {
+		case plan.BlockedBy == "upgrade_preflight":
+			// It does not go on by itself: the indexes or the version must change.
+			state, reason = conditions.Degraded, v1alpha1.ReasonUpgradeRefused
+		case obs.upgrade && plan.BlockedBy == "cluster_health":
 			reason = v1alpha1.ReasonUpgradePaused
 		}
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, reason, msg)
+		conditions.Set(&sc.Status.Conditions, sc.Generation, state, reason, msg)
 	case simdUnavailable != "" && probe.state != conditions.Degraded:
 		// The cluster serves, on slower vector code than asked for: the pods landed on
 		// machines the pool's placement let through (a wrong label, a pin on instance

@@ -3,7 +3,9 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -251,6 +253,20 @@ type controlledHealth struct {
 	mu     sync.Mutex
 	health rollout.Health
 	pods   client.Reader
+	// indexes are the index settings an upgrade's pre-flight reads; none by default.
+	indexes map[string]rollout.IndexSettings
+}
+
+func (c *controlledHealth) IndexSettings(context.Context, *v1alpha1.SearchCluster) (map[string]rollout.IndexSettings, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.indexes, nil
+}
+
+func (c *controlledHealth) setIndexes(indexes map[string]rollout.IndexSettings) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.indexes = indexes
 }
 
 func (c *controlledHealth) Health(ctx context.Context, sc *v1alpha1.SearchCluster) rollout.Health {
@@ -536,6 +552,92 @@ func TestManagedRollingRestart(t *testing.T) {
 		if p.Annotations[managed.VersionAnnotation] != "3.6.1" {
 			t.Errorf("pod %s still on version %s", p.Name, p.Annotations[managed.VersionAnnotation])
 		}
+	}
+}
+
+// TestUpgradePreflightRefusesWhatTheTargetCannotServe: an upgrade to 3.x of a cluster
+// holding an index OpenSearch 3.x cannot read (created by 1.3.0) and one setting
+// index.knn.space_type (removed by k-NN 3.0) does not start: a Degraded condition
+// UpgradeRefused names both, no pod restarts and the cluster's settings are untouched.
+// Once the indexes are fixed the upgrade goes on by itself. The index settings are played
+// (controlledHealth): a node of the old major cannot be assembled here; internal/opensearch
+// reads them from the real node and internal/rollout's table decides on them.
+func TestUpgradePreflightRefusesWhatTheTargetCannotServe(t *testing.T) {
+	health := &controlledHealth{health: rollout.Health{Status: "green"}}
+	url := testsupport.OpenSearchURL(t)
+	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return url }, health)
+	const os2191, os130 = "136407927", "135247827"
+	health.setIndexes(map[string]rollout.IndexSettings{
+		"docs":    {"index.version.created": os2191},
+		"old":     {"index.version.created": os130},
+		"vectors": {"index.version.created": os2191, "index.knn": "true", "index.knn.space_type": "cosinesimil"},
+	})
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "preflight", Namespace: e.ns}, Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{
+		Version: "2.19.1", Security: insecure, NodePools: []v1alpha1.NodePool{pool("nodes", v1alpha1.SIMDAuto, 3, "cluster_manager", "data")},
+	}}}
+	e.create(sc)
+	k := playKubelet(e, sc, 3)
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+
+	e.update(sc, func() { sc.Spec.Managed.Version = "3.6.0" })
+	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUpgradeRefused, 30*time.Second)
+	degraded := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionDegraded)
+	for _, want := range []string{"old: created by OpenSearch 1.3.0", "vectors: sets index.knn.space_type"} {
+		if !strings.Contains(degraded.Message, want) {
+			t.Errorf("UpgradeRefused says %q, want it to name %q", degraded.Message, want)
+		}
+	}
+	if strings.Contains(degraded.Message, "docs:") {
+		t.Errorf("UpgradeRefused names docs, which 3.x reads: %q", degraded.Message)
+	}
+	if r := sc.Status.Rollout; r == nil || r.BlockedBy != "upgrade_preflight" {
+		t.Errorf("status.rollout %+v, want blocked by upgrade_preflight", r)
+	}
+	time.Sleep(2 * time.Second)
+	if restarts, _, _ := k.snapshot(); len(restarts) != 0 {
+		t.Errorf("pods restarted by a refused upgrade: %v", restarts)
+	}
+	if v, err := allocationEnable(t.Context(), osClient(t, url)); err != nil || v != "" {
+		t.Errorf("a refused upgrade changed cluster.routing.allocation.enable to %q (%v)", v, err)
+	}
+
+	// Reindexed and deleted: the upgrade starts.
+	health.setIndexes(map[string]rollout.IndexSettings{"docs": {"index.version.created": os2191}, "vectors-v2": {"index.version.created": os2191, "index.knn": "true"}})
+	waitRolledOut(e, sc, 60*time.Second)
+	if restarts, _, _ := k.snapshot(); len(restarts) != 3 {
+		t.Errorf("%d restarts once the indexes were fixed, want 3: %v", len(restarts), restarts)
+	}
+}
+
+// TestPreflightReadsTheRealNodesIndexes: the pre-flight's reading of the real node — a
+// hidden k-NN index's settings from the cluster state, its version ID decoded to the
+// version the node reports — lets the next major through and refuses the one after.
+func TestPreflightReadsTheRealNodesIndexes(t *testing.T) {
+	url := testsupport.OpenSearchURL(t)
+	c := osClient(t, url)
+	const index = "preflight-read"
+	testsupport.Send(t, http.MethodPut, url+"/"+index, `{"settings":{"index.knn":true,"index.hidden":true,"number_of_replicas":0}}`)
+	t.Cleanup(func() { testsupport.Send(t, http.MethodDelete, url+"/"+index, "") })
+	info, err := c.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes, err := c.IndexSettings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]rollout.IndexSettings{index: indexes[index]}
+	if indexes[index]["index.knn"] != "true" {
+		t.Fatalf("settings read of %s: %v", index, indexes[index])
+	}
+	major, _, _ := strings.Cut(info.Version, ".")
+	next, _ := strconv.Atoi(major)
+	if refused := rollout.Preflight(fmt.Sprintf("%d.0.0", next+1), read); len(refused) != 0 {
+		t.Errorf("the next major refuses an index of %s: %v", info.Version, refused)
+	}
+	refused := rollout.Preflight(fmt.Sprintf("%d.0.0", next+2), read)
+	if want := index + ": created by OpenSearch " + info.Version; len(refused) != 1 || !strings.HasPrefix(refused[0], want) {
+		t.Errorf("two majors on: %q, want %q…", refused, want)
 	}
 }
 

@@ -68,6 +68,7 @@ type clusterAPI interface {
 	PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error
 	Flush(ctx context.Context) error
 	Voting(ctx context.Context) (opensearch.Voting, error)
+	IndexSettings(ctx context.Context) (map[string]map[string]any, error)
 	ExcludeVoter(ctx context.Context, node string) error
 	ClearVotingExclusions(ctx context.Context) error
 	SearchWeights(ctx context.Context, attribute string) (opensearch.SearchRouting, error)

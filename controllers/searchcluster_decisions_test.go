@@ -67,6 +67,9 @@ func (f *fakeCluster) Flush(context.Context) error { f.flushes++; return nil }
 func (f *fakeCluster) Voting(context.Context) (opensearch.Voting, error) {
 	return opensearch.Voting{}, nil
 }
+func (f *fakeCluster) IndexSettings(context.Context) (map[string]map[string]any, error) {
+	return nil, nil
+}
 func (f *fakeCluster) ExcludeVoter(context.Context, string) error  { return nil }
 func (f *fakeCluster) ClearVotingExclusions(context.Context) error { return nil }
 func (f *fakeCluster) SearchWeights(context.Context, string) (opensearch.SearchRouting, error) {
@@ -467,6 +470,9 @@ func readyPod(name string) *corev1.Pod {
 type staticHealth struct{ h rollout.Health }
 
 func (s staticHealth) Health(context.Context, *v1alpha1.SearchCluster) rollout.Health { return s.h }
+func (s staticHealth) IndexSettings(context.Context, *v1alpha1.SearchCluster) (map[string]rollout.IndexSettings, error) {
+	return nil, nil
+}
 
 // TestManagedStepsAnswer: the managed step list asks to look again soon while pods start,
 // and otherwise retries only what the probe says may pass.

@@ -111,7 +111,10 @@ const (
 	// ReasonPoolRemoved: a removed pool's last node left; its objects were deleted (event).
 	ReasonPoolRemoved = "PoolRemoved"
 	// ReasonUpgradePaused: a version upgrade waits for the cluster to turn green.
-	ReasonUpgradePaused  = "UpgradePaused"
+	ReasonUpgradePaused = "UpgradePaused"
+	// ReasonUpgradeRefused: a version upgrade's pre-flight found indexes the target version
+	// could not serve; no node restarted.
+	ReasonUpgradeRefused = "UpgradeRefused"
 	ReasonSecretNotFound = "SecretNotFound"
 	// ReasonSecurityDisabled: a managed cluster runs without TLS and authentication
 	// (spec.managed.security.enabled: false).

@@ -317,6 +317,26 @@ func (c *Client) Shards(ctx context.Context) ([]ShardCopy, error) {
 	return out, nil
 }
 
+// IndexSettings are every index's own settings, flat ("index.version.created"), hidden and
+// system indexes included: the cluster state's metadata, which needs no index permission.
+func (c *Client) IndexSettings(ctx context.Context) (map[string]map[string]any, error) {
+	var state struct {
+		Metadata struct {
+			Indices map[string]struct {
+				Settings map[string]any `json:"settings"`
+			} `json:"indices"`
+		} `json:"metadata"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_cluster/state/metadata?flat_settings=true&filter_path=metadata.indices.*.settings", nil, &state); err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]any, len(state.Metadata.Indices))
+	for name, index := range state.Metadata.Indices {
+		out[name] = index.Settings
+	}
+	return out, nil
+}
+
 // Voting is the cluster's voting configuration and the nodes in the cluster, by name.
 type Voting struct {
 	Voters, Joined, Excluded []string

@@ -88,7 +88,10 @@ type State struct {
 	MaxUnavailable int
 	// VersionUpgrade: the change includes a new OpenSearch version.
 	VersionUpgrade bool
-	Health         Health
+	// Refused is what the upgrade's target version could not serve (Preflight), read
+	// while no node has restarted onto it yet.
+	Refused []string
+	Health  Health
 	// Draining are the nodes the operator has excluded from allocation.
 	Draining []string
 	// Now and ExpiryMargin say which pods are expiring: their certificates end before
@@ -113,6 +116,7 @@ type Predicate struct {
 
 // Predicates in evaluation order.
 var Predicates = []Predicate{
+	{"upgrade_preflight", upgradePreflight},
 	{"max_unavailable", maxUnavailable},
 	{"cluster_health", clusterHealth},
 	{"copy_holders_ready", copyHoldersReady},
@@ -267,6 +271,16 @@ func maxUnavailable(s State, c Pod, chosen []Pod, _ *Plan) string {
 		return fmt.Sprintf("%d pods unavailable, maxUnavailable is %d", unavailable, s.MaxUnavailable)
 	}
 	return ""
+}
+
+// upgradePreflight: an upgrade whose pre-flight found what the target version could not
+// serve does not start; nothing restarts until the indexes are fixed or the version is set
+// back.
+func upgradePreflight(s State, _ Pod, _ []Pod, _ *Plan) string {
+	if !s.VersionUpgrade || len(s.Refused) == 0 {
+		return ""
+	}
+	return "version upgrade refused before it started: " + strings.Join(s.Refused, "; ")
 }
 
 // clusterHealth: a serving pod is restarted only in a green or yellow cluster that

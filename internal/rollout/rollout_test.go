@@ -291,6 +291,11 @@ func TestDecide(t *testing.T) {
 			s.VersionUpgrade = true
 			s.Health.Status = "yellow"
 		}), blockedBy: "cluster_health", reason: "c-data-2: version upgrade paused: cluster health is yellow, it goes on when green"},
+		{name: "upgrade: refused by its pre-flight, nothing restarts, not even a pod that is down", state: cluster(func(s *State) {
+			s.VersionUpgrade = true
+			s.Refused = []string{"old: created by OpenSearch 1.3.0"}
+			pod(s, "c-data-0").Ready = false
+		}), blockedBy: "upgrade_preflight", reason: "c-data-0: version upgrade refused before it started: old: created by OpenSearch 1.3.0"},
 		{name: "config change: cluster managers need not wait for data", state: cluster(func(s *State) {
 			upToDate(s, "c-data-0", "c-data-1")
 			pod(s, "c-data-2").Ready = false
