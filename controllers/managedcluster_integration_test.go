@@ -578,6 +578,10 @@ func TestUpgradePreflightRefusesWhatTheTargetCannotServe(t *testing.T) {
 	e.create(sc)
 	k := playKubelet(e, sc, 3)
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReconciled, 60*time.Second)
+	// What the nodes run is what the real node runs, whatever the played spec says.
+	if info, err := osClient(t, url).Info(t.Context()); err != nil || sc.Status.NewestNodeVersion != info.Version {
+		t.Errorf("status.newestNodeVersion %q, the node runs %q (%v)", sc.Status.NewestNodeVersion, info.Version, err)
+	}
 
 	e.update(sc, func() { sc.Spec.Managed.Version = "3.6.0" })
 	e.waitCondition(sc, func() []metav1.Condition { return sc.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUpgradeRefused, 30*time.Second)

@@ -206,6 +206,13 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 	if err != nil {
 		return fail(err)
 	}
+	if sc.Spec.Managed != nil {
+		running := make([]string, len(nodes))
+		for i, n := range nodes {
+			running[i] = n.Version
+		}
+		sc.Status.NewestNodeVersion = managed.NewestNodeVersion(sc.Status.NewestNodeVersion, running)
+	}
 	if err := observeStorage(ctx, osClient, sc, nodes); err != nil {
 		return fail(err)
 	}

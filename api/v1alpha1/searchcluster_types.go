@@ -30,13 +30,12 @@ type SearchClusterSpec struct {
 type ManagedCluster struct {
 	// version is the OpenSearch version, e.g. 3.6.0. It is also the image tag unless image
 	// is set. Upgrades roll data nodes before cluster managers and pause while the cluster is
-	// not green; a downgrade, or a jump over a major version, is refused (OpenSearch cannot
-	// run nodes of an older version in a newer cluster, nor read indexes two majors old).
+	// not green; a jump over a major version is refused (OpenSearch reads indexes of the
+	// previous major only), and so is a version below one a node has run
+	// (status.newestNodeVersion): an upgrade can be set back only while no node has run it.
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
 	// +kubebuilder:validation:MaxLength=32
-	// +kubebuilder:validation:XValidation:rule="self.split('.').map(x, int(x))[0] >= oldSelf.split('.').map(x, int(x))[0]",message="spec.managed.version cannot go down a major version: OpenSearch nodes cannot downgrade"
 	// +kubebuilder:validation:XValidation:rule="self.split('.').map(x, int(x))[0] <= oldSelf.split('.').map(x, int(x))[0] + 1",message="spec.managed.version cannot skip a major version: upgrade to the next major first"
-	// +kubebuilder:validation:XValidation:rule="self.split('.').map(x, int(x))[0] != oldSelf.split('.').map(x, int(x))[0] || self.split('.').map(x, int(x))[1] > oldSelf.split('.').map(x, int(x))[1] || (self.split('.').map(x, int(x))[1] == oldSelf.split('.').map(x, int(x))[1] && self.split('.').map(x, int(x))[2] >= oldSelf.split('.').map(x, int(x))[2])",message="spec.managed.version cannot be downgraded: OpenSearch nodes cannot run an older version than the cluster"
 	Version string `json:"version"`
 
 	// image is the OpenSearch image with the k-NN plugin; default
@@ -444,6 +443,11 @@ type SearchClusterStatus struct {
 	// knnPluginVersion is the version of the k-NN plugin found on the nodes, empty when absent.
 	// +optional
 	KNNPluginVersion string `json:"knnPluginVersion,omitempty"`
+	// newestNodeVersion is the newest OpenSearch version a node of the cluster has run since
+	// the operator first saw it; spec.managed.version cannot go below it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	NewestNodeVersion string `json:"newestNodeVersion,omitempty"`
 	// endpoint is the URL the operator reaches a managed cluster at.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
@@ -580,6 +584,7 @@ type ScaleDownStatus struct {
 // SearchCluster is an OpenSearch cluster with the k-NN plugin.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.managed) || !has(oldSelf.spec.managed) || self.spec.managed.version == oldSelf.spec.managed.version || (has(oldSelf.status.newestNodeVersion) ? (self.spec.managed.version.split('.').map(x, int(x))[0] > oldSelf.status.newestNodeVersion.split('.').map(x, int(x))[0] || (self.spec.managed.version.split('.').map(x, int(x))[0] == oldSelf.status.newestNodeVersion.split('.').map(x, int(x))[0] && (self.spec.managed.version.split('.').map(x, int(x))[1] > oldSelf.status.newestNodeVersion.split('.').map(x, int(x))[1] || (self.spec.managed.version.split('.').map(x, int(x))[1] == oldSelf.status.newestNodeVersion.split('.').map(x, int(x))[1] && self.spec.managed.version.split('.').map(x, int(x))[2] >= oldSelf.status.newestNodeVersion.split('.').map(x, int(x))[2])))) : (self.spec.managed.version.split('.').map(x, int(x))[0] > oldSelf.spec.managed.version.split('.').map(x, int(x))[0] || (self.spec.managed.version.split('.').map(x, int(x))[0] == oldSelf.spec.managed.version.split('.').map(x, int(x))[0] && (self.spec.managed.version.split('.').map(x, int(x))[1] > oldSelf.spec.managed.version.split('.').map(x, int(x))[1] || (self.spec.managed.version.split('.').map(x, int(x))[1] == oldSelf.spec.managed.version.split('.').map(x, int(x))[1] && self.spec.managed.version.split('.').map(x, int(x))[2] >= oldSelf.spec.managed.version.split('.').map(x, int(x))[2])))))",message="spec.managed.version cannot go below a version a node of the cluster has run (status.newestNodeVersion): OpenSearch nodes cannot downgrade their data; an upgrade can be set back only while no node has run it",fieldPath=".spec.managed.version"
 // +kubebuilder:resource:shortName=vpsc,categories=vectorpilot
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`

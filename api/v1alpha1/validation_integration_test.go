@@ -501,7 +501,7 @@ func TestSearchClusterTransitions(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ version, want string }{
-		{"3.10.0", "cannot go down a major version"},
+		{"3.10.0", "cannot go below a version"},
 		{"6.0.0", "cannot skip a major version"},
 	} {
 		sc.Spec.Managed.Version = tc.version
@@ -511,14 +511,57 @@ func TestSearchClusterTransitions(t *testing.T) {
 	sc = create("no-downgrade")
 	for _, v := range []string{"3.5.9", "3.6.0-rc1"} {
 		sc.Spec.Managed.Version = v
-		want := "cannot be downgraded"
+		want := "cannot go below a version"
 		if v == "3.6.0-rc1" {
 			want = "should match"
 		}
 		expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", want})
 	}
 	sc.Spec.Managed.Version = "3.5.10"
-	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", "cannot be downgraded"})
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", "cannot go below a version"})
+
+	// An upgrade no node has run yet can be set back (its pre-flight refused, its first node
+	// failed to start); once a node has run it, not.
+	sc = create("set-back")
+	sc.Status.NewestNodeVersion = "3.6.0"
+	if err := c.Status().Update(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"3.7.0", "3.6.0"} {
+		sc.Spec.Managed.Version = v
+		if err := c.Update(ctx, sc); err != nil {
+			t.Fatalf("setting the version to %s with every node on 3.6.0 refused: %v", v, err)
+		}
+	}
+	sc.Spec.Managed.Version = "3.5.0"
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", "cannot go below a version a node of the cluster has run"})
+	sc.Spec.Managed.Version = "3.7.0"
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Status.NewestNodeVersion = "3.7.0"
+	if err := c.Status().Update(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Managed.Version = "3.6.0"
+	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.version", "cannot go below a version a node of the cluster has run"})
+	// The rule binds a change of the version only: nodes running a newer version than the
+	// spec says (an image of the owner's) do not block the status, nor other spec changes.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Status.NewestNodeVersion = "3.8.0"
+	if err := c.Status().Update(ctx, sc); err != nil {
+		t.Fatalf("status with a node newer than the spec refused: %v", err)
+	}
+	sc.Status.NewestNodeVersion = "3.8.1"
+	if err := c.Status().Update(ctx, sc); err != nil {
+		t.Fatalf("a second status update with a node newer than the spec refused: %v", err)
+	}
+	sc.Spec.Managed.UpdateStrategy.MaxUnavailable = 2
+	if err := c.Update(ctx, sc); err != nil {
+		t.Fatalf("a spec change besides the version, nodes newer than the spec, refused: %v", err)
+	}
 	sc = create("no-role-removed")
 	sc.Spec.Managed.NodePools[1].Roles = []v1alpha1.NodeRole{"ingest"}
 	expectRefused(t, c.Update(ctx, sc), []string{"spec.managed.nodePools[1].roles", "cannot be removed"})

@@ -75,6 +75,8 @@ func (c *Client) NodeStats(ctx context.Context, nodes string) (NodeStats, error)
 type NodeVariant struct {
 	// Name is node.name (the pod's name on a managed cluster).
 	Name string
+	// Version is the OpenSearch version the node runs.
+	Version string
 	// Attributes are the node's custom attributes (node.attr.*).
 	Attributes map[string]string
 	// Disabled are the knn.faiss.<variant>.disabled settings the node started with as true.
@@ -83,12 +85,14 @@ type NodeVariant struct {
 	JVMArguments []string
 }
 
-// NodeVariants reads the attributes, k-NN variant settings and JVM arguments of the nodes
-// the specification selects ("" every node), as the nodes started with them, in one request.
+// NodeVariants reads the version, attributes, k-NN variant settings and JVM arguments of
+// the nodes the specification selects ("" every node), as the nodes started with them, in
+// one request.
 func (c *Client) NodeVariants(ctx context.Context, nodes string) ([]NodeVariant, error) {
 	var info struct {
 		Nodes map[string]struct {
 			Name       string            `json:"name"`
+			Version    string            `json:"version"`
 			Attributes map[string]string `json:"attributes"`
 			Settings   struct {
 				KNN struct {
@@ -102,13 +106,13 @@ func (c *Client) NodeVariants(ctx context.Context, nodes string) ([]NodeVariant,
 			} `json:"jvm"`
 		} `json:"nodes"`
 	}
-	path := nodesPath(nodes) + "/settings,jvm?filter_path=nodes.*.name,nodes.*.attributes,nodes.*.settings.knn.faiss,nodes.*.jvm.input_arguments"
+	path := nodesPath(nodes) + "/settings,jvm?filter_path=nodes.*.name,nodes.*.version,nodes.*.attributes,nodes.*.settings.knn.faiss,nodes.*.jvm.input_arguments"
 	if err := c.do(ctx, http.MethodGet, path, nil, &info); err != nil {
 		return nil, err
 	}
 	out := make([]NodeVariant, 0, len(info.Nodes))
 	for _, n := range info.Nodes {
-		v := NodeVariant{Name: n.Name, Attributes: n.Attributes, JVMArguments: n.JVM.InputArguments}
+		v := NodeVariant{Name: n.Name, Version: n.Version, Attributes: n.Attributes, JVMArguments: n.JVM.InputArguments}
 		for variant, s := range n.Settings.KNN.Faiss {
 			if s.Disabled == "true" {
 				v.Disabled = append(v.Disabled, "knn.faiss."+variant+".disabled")

@@ -27,8 +27,8 @@ const writeRate = 10
 // rollUnderLoad's guarantees (no failed query, never red, no pod stopped while a holder of
 // its copies was down, the elected cluster manager handed over): every acknowledged write
 // is found after, the elected cluster manager goes last, the nodes report the new version,
-// status.version and the k-NN plugin version follow, and the top 10 of 50 fixed queries are
-// the same before and after.
+// status.version, the k-NN plugin version and newestNodeVersion follow, and the top 10 of
+// 50 fixed queries are the same before and after.
 func TestVersionUpgradeUnderLoad(t *testing.T) {
 	integration(t)
 	ctx := context.Background()
@@ -74,8 +74,8 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
 			return false, err.Error()
 		}
-		return sc.Status.Version == to && sc.Status.KNNPluginVersion == to+".0",
-			fmt.Sprintf("status.version %q, knnPluginVersion %q", sc.Status.Version, sc.Status.KNNPluginVersion)
+		return sc.Status.Version == to && sc.Status.KNNPluginVersion == to+".0" && sc.Status.NewestNodeVersion == to,
+			fmt.Sprintf("status.version %q, knnPluginVersion %q, newestNodeVersion %q", sc.Status.Version, sc.Status.KNNPluginVersion, sc.Status.NewestNodeVersion)
 	})
 	gotTop := topTens(t, base, "docs-v1", queries)
 	for i := range queries {
