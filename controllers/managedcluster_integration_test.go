@@ -463,7 +463,10 @@ func TestManagedRollingRestart(t *testing.T) {
 	})
 	e.eventually(30*time.Second, func() (bool, string) {
 		r, _, _ := k.snapshot()
-		return len(r) >= 2, fmt.Sprintf("restarts so far: %v", r)
+		// What holds the next restart, should it not come: the rollout status says.
+		var now v1alpha1.SearchCluster
+		_ = e.k8s.Get(e.ctx, clientKey(sc), &now)
+		return len(r) >= 2, fmt.Sprintf("restarts so far: %v; rollout %+v; allocation restricted %v", r, now.Status.Rollout, now.Status.AllocationRestricted)
 	})
 	// Red: the rollout holds and says which predicate holds it.
 	health.set(rollout.Health{Status: "red"})
