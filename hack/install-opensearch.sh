@@ -11,13 +11,15 @@ OPENSEARCH_ARTIFACT_VERSIONS=${OPENSEARCH_ARTIFACT_VERSIONS:-}
 # LOG4J_VERSION (hack/versions.env) must match the log4j-api the server depends on.
 MAVEN_DEPENDENCY_PLUGIN=3.8.1
 home="$BIN_DIR/opensearch-$OPENSEARCH_VERSION"
-[ -f "$home/.complete" ] && [ "$(cat "$home/.complete")" = "$OPENSEARCH_ARTIFACT_VERSIONS" ] && { echo "$home"; exit 0; }
+# assembled: the home is complete, with the same stand-ins (.complete lists them).
+assembled() { [ -f "$home/.complete" ] && [ "$(cat "$home/.complete")" = "$OPENSEARCH_ARTIFACT_VERSIONS" ]; }
+assembled && { echo "$home"; exit 0; }
 # One assembly at a time: tests call this script too (internal/managed's keystore test), and
 # two runs sharing the stage folder below removed each other's files.
 mkdir -p "$BIN_DIR"
 exec 9>"$BIN_DIR/.opensearch-$OPENSEARCH_VERSION.lock"
 flock 9
-[ -f "$home/.complete" ] && [ "$(cat "$home/.complete")" = "$OPENSEARCH_ARTIFACT_VERSIONS" ] && { echo "$home"; exit 0; }
+assembled && { echo "$home"; exit 0; }
 
 # component table: folder | plugin classname ("-" for lib/) | extended plugins | artifacts.
 # Artifacts are group:artifact[:version[:type]]; the version defaults to OPENSEARCH_VERSION.
@@ -57,8 +59,8 @@ write_poms() {
     local deps=""
     for a in $artifacts; do
       IFS=: read -r g art v t <<<"$a"
-      [ -z "$v" ] && v=$(artifact_version "$art")
-      deps+="<dependency><groupId>$g</groupId><artifactId>$art</artifactId><version>${v:-$OPENSEARCH_VERSION}</version><type>${t:-jar}</type></dependency>"
+      v=${v:-$(artifact_version "$art")}
+      deps+="<dependency><groupId>$g</groupId><artifactId>$art</artifactId><version>$v</version><type>${t:-jar}</type></dependency>"
     done
     mkdir -p "$stage/pom/c$i"
     cat >"$stage/pom/c$i/pom.xml" <<POM
