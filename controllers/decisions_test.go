@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,9 @@ func TestSetManagedConditions(t *testing.T) {
 	}{
 		{"an unschedulable pool first", poolObservation{unschedulable: []string{"spr: no node"}, desired: 3, ready: 0}, rollout.Plan{Pending: 1}, ready, "pool spr asked for avx512_spr",
 			v1alpha1.ConditionDegraded, v1alpha1.ReasonUnschedulable, metav1.ConditionFalse},
+		{"a pod that cannot start before pods starting", poolObservation{desired: 3, ready: 2, failing: []string{"nodes-2: container opensearch: CrashLoopBackOff"}},
+			rollout.Plan{Pending: 2, BlockedBy: "cluster_health"}, ready, "",
+			v1alpha1.ConditionDegraded, v1alpha1.ReasonPodsFailing, metav1.ConditionTrue},
 		{"pods starting", poolObservation{desired: 3, ready: 2}, rollout.Plan{Pending: 1}, ready, "",
 			v1alpha1.ConditionProgressing, v1alpha1.ReasonPodsStarting, metav1.ConditionTrue},
 		{"a rolling restart", poolObservation{desired: 3, ready: 3}, rollout.Plan{Pending: 2, BlockedBy: "cluster_health"}, ready, "",
@@ -91,6 +95,30 @@ func TestSetManagedConditions(t *testing.T) {
 		}
 		if s := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionScheduled); s == nil || s.Status != tc.scheduled {
 			t.Errorf("%s: Scheduled = %+v, want %s", tc.name, s, tc.scheduled)
+		}
+	}
+}
+
+// TestPodsFailingSaysWhatMendsIt: the version may go back only while no node has run the
+// one the failing pods were upgraded to.
+func TestPodsFailingSaysWhatMendsIt(t *testing.T) {
+	const setBack = "spec.managed.version may go back to 3.5.0"
+	for _, tc := range []struct {
+		name    string
+		upgrade bool
+		newest  string
+		want    bool
+	}{
+		{"the first upgraded pod crash-loops", true, "3.5.0", true},
+		{"a node has run the new version", true, "3.6.0", false},
+		{"not an upgrade", false, "3.6.0", false},
+		{"the nodes' versions are not known yet", true, "", false},
+	} {
+		sc := &v1alpha1.SearchCluster{Spec: v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{Version: "3.6.0"}},
+			Status: v1alpha1.SearchClusterStatus{NewestNodeVersion: tc.newest}}
+		msg := podsFailing(sc, poolObservation{upgrade: tc.upgrade, failing: []string{"nodes-2: container opensearch: CrashLoopBackOff"}})
+		if !strings.Contains(msg, "nodes-2: container opensearch: CrashLoopBackOff") || strings.Contains(msg, setBack) != tc.want {
+			t.Errorf("%s: %q, want the pod named and %q said: %v", tc.name, msg, setBack, tc.want)
 		}
 	}
 }

@@ -121,6 +121,8 @@ type poolObservation struct {
 	cpu map[string]string
 	// securityPluginMissing is the message of a pod whose image has no security plugin.
 	securityPluginMissing string
+	// failing are the pods whose containers cannot run (managed.Failing), "pod: why".
+	failing []string
 }
 
 // managedRun is one reconcile of a managed cluster: what each step found, for the next.
@@ -205,7 +207,11 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			return r.syncDrains(ctx, m.sc, m.obs, m.drain)
 		}),
 		{Name: "set conditions", Run: func(_ context.Context, m *managedRun) steps.Result {
+			wasFailing := podsFailingNow(m.sc)
 			setManagedConditions(m.sc, m.obs, m.plan, m.probe, m.simdUnavailable)
+			if !wasFailing && podsFailingNow(m.sc) {
+				r.Recorder.Eventf(m.sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonPodsFailing, "Observe", "%s", podsFailing(m.sc, m.obs))
+			}
 			if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || m.sc.Status.AllocationRestricted ||
 				m.sc.Status.ScaleDown != nil || len(m.sc.Status.DrainingNodes) > 0 {
 				// Pods starting, rolling or leaving: pod events wake the reconcile too, but
@@ -405,6 +411,8 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 			}
 			if msg := failedInit(pod, managed.SecurityPluginCheck); msg != "" {
 				obs.securityPluginMissing = pod.Name + ": " + msg
+			} else if msg := managed.Failing(pod); msg != "" {
+				obs.failing = append(obs.failing, pod.Name+": "+msg)
 			}
 			if pod.Spec.NodeName != "" {
 				level := r.nodeSIMD(ctx, pod.Spec.NodeName)
@@ -839,6 +847,25 @@ func (r *SearchClusterReconciler) health() HealthSource {
 	return openSearchHealth{openSearch: r.clusterAPIFor}
 }
 
+// podsFailing names the pods that cannot start and why, and what mends it: the rollout
+// restarts no other pod meanwhile (a pod that does not serve is not counted on, the others
+// wait for it), and restarts it onto a corrected spec. A version upgrade whose new version
+// no node has run yet may also go back (OpenSearch allows it until a node has written the
+// new format).
+func podsFailing(sc *v1alpha1.SearchCluster, obs poolObservation) string {
+	msg := "pods cannot start: " + strings.TrimRight(strings.Join(obs.failing, "; "), ".") + ". No other pod restarts meanwhile; a corrected spec restarts them onto it"
+	if newest := sc.Status.NewestNodeVersion; obs.upgrade && managed.Unrun(newest, sc.Spec.Managed.Version) {
+		msg += fmt.Sprintf(", and as no node has run %s yet, spec.managed.version may go back to %s", sc.Spec.Managed.Version, newest)
+	}
+	return msg
+}
+
+// podsFailingNow: the cluster is Degraded because pods cannot start.
+func podsFailingNow(sc *v1alpha1.SearchCluster) bool {
+	c := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionDegraded)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonPodsFailing
+}
+
 // setManagedConditions: unschedulable pods first (they need a person or an autoscaler),
 // then pods starting, then a rollout, then what OpenSearch itself says.
 func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult, simdUnavailable string) {
@@ -853,6 +880,8 @@ func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan 
 	switch {
 	case obs.securityPluginMissing != "":
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonSecurityPluginMissing, obs.securityPluginMissing)
+	case len(obs.failing) > 0:
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonPodsFailing, podsFailing(sc, obs))
 	case len(obs.unschedulable) > 0:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, scheduled.Message)
 	case obs.ready < obs.desired:

@@ -481,6 +481,9 @@ func statefulSet(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, name string, l
 			FailureThreshold: 3,
 		},
 		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopSeconds}}},
+		// A node that fails to start says why in its last log lines (a JVM option, a
+		// setting): the kubelet keeps them in the pod's status, where Failing reads them.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr.To(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

@@ -23,3 +23,11 @@ func NewestNodeVersion(recorded string, running []string) string {
 	}
 	return fmt.Sprintf("%d.%d.%d", newest.Major(), newest.Minor(), newest.Patch())
 }
+
+// Unrun says whether no node has run target yet: newest (status.newestNodeVersion) is known
+// and older. While so, spec.managed.version may go back to newest (the admission rule).
+func Unrun(newest, target string) bool {
+	n, errNewest := version.ParseGeneric(newest)
+	t, errTarget := version.ParseGeneric(target)
+	return errNewest == nil && errTarget == nil && n.LessThan(t)
+}
