@@ -10,8 +10,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
@@ -39,6 +43,7 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 	}
 	base := clientServiceURL(t, sc)
 	waitGreen(t, sc, base, 5*time.Minute)
+	failedStartSetBack(t, sc, base, from, to)
 	queries := fixedQueries(50)
 	wantTop := topTens(t, base, "docs-v1", queries)
 	elected := strings.TrimSpace(get(t, base+"/_cat/cluster_manager?h=node"))
@@ -83,6 +88,111 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 			t.Errorf("query %d: top 10 %v after the upgrade, %v before", i, gotTop[i], wantTop[i])
 		}
 	}
+	// Every node has run the new version now: going back is refused, with why.
+	back := sc.DeepCopy()
+	back.Spec.Managed.Version, back.Spec.Managed.Image = from, sandbox.OpenSearchImageOf(from)
+	if err := k8s.Update(ctx, back); err == nil || !strings.Contains(err.Error(), "cannot go below a version a node of the cluster has run") {
+		t.Errorf("setting the version back to %s after the upgrade: %v, want it refused naming status.newestNodeVersion", from, err)
+	}
+}
+
+// badJVMOption is an option the JVM refuses to start with.
+const badJVMOption = "-XX:+VectorpilotNoSuchOption"
+
+// failedStartSetBack: an upgrade to `to` whose change also carries a JVM option the JVM
+// refuses, under query load. The first pod restarted onto it cannot start; the cluster
+// says so (Degraded, PodsFailing, naming the pod and what the JVM said, and that the
+// version may go back) with a Warning Event, no other pod restarts, no query fails. Setting
+// the change back (version `from`, no option) restarts that pod alone onto `from` and the
+// cluster is green and Ready with every node at `from`, as before.
+func failedStartSetBack(t *testing.T, sc *v1alpha1.SearchCluster, base, from, to string) {
+	ctx := context.Background()
+	before := podUIDs(t, sc)
+	jvm := sc.Spec.Managed.NodePools[0].JVM.DeepCopy()
+	load := startLoad(t, base, "docs-v1", "failed start")
+	started := time.Now()
+	update(t, sc, func() {
+		sc.Spec.Managed.Version, sc.Spec.Managed.Image = to, sandbox.OpenSearchImageOf(to)
+		pool := &sc.Spec.Managed.NodePools[0]
+		if pool.JVM == nil {
+			pool.JVM = &v1alpha1.JVMOptions{}
+		}
+		pool.JVM.ExtraOptions = append(pool.JVM.ExtraOptions, badJVMOption)
+	})
+	var failing *metav1.Condition
+	waitFor(t, 5*time.Minute, "the first pod restarted onto a bad JVM option to be reported failing", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return false, err.Error()
+		}
+		failing = meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionDegraded)
+		return failing != nil && failing.Status == metav1.ConditionTrue && failing.Reason == v1alpha1.ReasonPodsFailing, fmt.Sprintf("Degraded %+v", failing)
+	})
+	reported := time.Since(started)
+	for _, want := range []string{"Unrecognized VM option 'VectorpilotNoSuchOption'", "spec.managed.version may go back to " + from} {
+		if !strings.Contains(failing.Message, want) {
+			t.Errorf("PodsFailing says %q, want it to say %q", failing.Message, want)
+		}
+	}
+	// Held: the kubelet restarts the container twice more while the other pods wait.
+	time.Sleep(30 * time.Second)
+	restarted := changedPods(before, podUIDs(t, sc))
+	if len(restarted) != 1 {
+		t.Fatalf("pods restarted onto the failing change: %v, want the first one only", restarted)
+	}
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(sc.Namespace), client.MatchingFields{"involvedObject.name": sc.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+		return e.Reason == v1alpha1.ReasonPodsFailing && e.Type == corev1.EventTypeWarning
+	}) {
+		t.Errorf("no Warning Event %s on the cluster", v1alpha1.ReasonPodsFailing)
+	}
+
+	update(t, sc, func() {
+		sc.Spec.Managed.Version, sc.Spec.Managed.Image = from, sandbox.OpenSearchImageOf(from)
+		sc.Spec.Managed.NodePools[0].JVM = jvm
+	})
+	setBack := time.Now()
+	waitFor(t, 5*time.Minute, "the failed pod back on "+from+" and the cluster Ready and green", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return false, err.Error()
+		}
+		ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == sc.Generation && sc.Status.Health == "green" && sc.Status.Rollout == nil,
+			fmt.Sprintf("Ready %+v, health %s, rollout %+v", ready, sc.Status.Health, sc.Status.Rollout)
+	})
+	recovered := time.Since(setBack)
+	phases := load.stop()
+	if again := changedPods(before, podUIDs(t, sc)); !slices.Equal(again, restarted) {
+		t.Errorf("pods restarted by the set-back: %v, want only %v", again, restarted)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(get(t, base+"/_cat/nodes?h=name,version")), "\n") {
+		if f := strings.Fields(line); len(f) != 2 || f[1] != from {
+			t.Errorf("after the set-back _cat/nodes says %q, want every node at %s", line, from)
+		}
+	}
+	if sc.Status.NewestNodeVersion != from {
+		t.Errorf("status.newestNodeVersion is %q after a failed start, want %s: no node ran %s", sc.Status.NewestNodeVersion, from, to)
+	}
+	p := phases[0]
+	t.Logf("failed start: %s reported PodsFailing after %s (%q); set back to %s, Ready and green after %s; %d queries, %d failed, p99 %s %v",
+		restarted[0], reported.Round(time.Second), failing.Message, from, recovered.Round(time.Second), p.total, p.failed, ms(p.latency.ValueAtQuantile(99)), p.errors)
+	if p.failed > 0 {
+		t.Errorf("%d of %d queries failed during the failed start and its set-back: %v", p.failed, p.total, p.errors)
+	}
+}
+
+// changedPods are the names whose pod is not the one before (deleted, or recreated).
+func changedPods(before, now map[string]string) []string {
+	var out []string
+	for name, uid := range before {
+		if now[name] != uid {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // writer indexes numbered documents into an index of its own, one at a time, and keeps the
