@@ -59,7 +59,7 @@ export VECTORPILOT_OPENSEARCH_URL
 # query load on this machine's cores; beside the controllers' integration tests (their own
 # OpenSearch nodes, S3, envtest) its pods got 0.2 cores each and the rolling-restart tests
 # timed queries out while the operator stopped one pod at a time and none while a holder of
-# its copies was down (README, Rolling restarts). The finding stays reproducible:
+# its copies was down (docs/managed-clusters.md, rolling restarts). The finding stays reproducible:
 # VECTORPILOT_E2E_CPU_HOG=1, or hack/test.sh ./controllers beside hack/test.sh ./test/e2e.
 # Every step runs; the run fails if any did.
 rc=0

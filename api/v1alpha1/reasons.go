@@ -2,8 +2,8 @@ package v1alpha1
 
 // Reasons: every condition and every Event the operator writes carries one of these. They
 // are API — users alert, search and automate on them — so they are declared here, once;
-// test/reasons_test.go fails on a reason written anywhere else. The README's
-// troubleshooting table says what the Degraded and Progressing ones mean and what to do.
+// test/reasons_test.go fails on a reason written anywhere else. docs/troubleshooting.md's
+// table says what the Degraded and Progressing ones mean and what to do.
 const (
 	ReasonAdopted               = "Adopted"
 	ReasonAllocationNotRestored = "AllocationNotRestored"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,5 +46,30 @@ func TestEverySampleIsAccepted(t *testing.T) {
 				t.Errorf("kstatus of the new object: %+v %v, want InProgress", res, err)
 			}
 		})
+	}
+}
+
+// TestReadmeQuickStartIsAccepted applies the objects of the README's quick start (its
+// heredocs) to the real apiserver: what a new user pastes first must be admitted.
+func TestReadmeQuickStartIsAccepted(t *testing.T) {
+	c := newClient(t)
+	raw, err := os.ReadFile(filepath.Join(testsupport.Root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile(`(?s)<<'EOF'\n(.*?)\nEOF\n`).FindAllStringSubmatch(string(raw), -1)
+	if len(blocks) < 2 {
+		t.Fatalf("the README's quick start has %d heredocs, want its SearchCluster and VectorIndex", len(blocks))
+	}
+	ensureNamespace(t, c, "readme")
+	for _, b := range blocks {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(b[1]), &obj.Object); err != nil {
+			t.Fatalf("%v:\n%s", err, b[1])
+		}
+		obj.SetNamespace("readme")
+		if err := c.Create(context.Background(), obj, client.DryRunAll); err != nil {
+			t.Errorf("the README's %s %s is refused: %v", obj.GetKind(), obj.GetName(), err)
+		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package owners is the one table of the OpenSearch settings vectorpilot writes: for each,
 // which kind and step writes it and when, so that every setting has one owner at a time
-// (a test checks the table against the code that builds the requests; the README shows it).
+// (a test checks the table against the code that builds the requests; docs/concepts.md shows it).
 package owners
 
 import (
@@ -51,7 +51,7 @@ var Table = []Owner{
 	{"every key of a pool's `opensearch.yml`", "node", "SearchCluster (managed) · apply objects (the pool's ConfigMap)", "on a spec change; static, so pods restart onto it one step at a time"},
 }
 
-// Describe is the README table, one Markdown row per entry.
+// Describe is the table of docs/concepts.md, one Markdown row per entry.
 func Describe() string {
 	var b strings.Builder
 	b.WriteString("| setting | scope | written by (kind · step) | when |\n|---|---|---|---|\n")

@@ -63,13 +63,13 @@ func TestEverySettingHasOneOwner(t *testing.T) {
 	}
 }
 
-// TestREADMEHasTheTable keeps the README's table the one this package describes.
-func TestREADMEHasTheTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsHaveTheTable keeps the table of docs/concepts.md the one this package describes.
+func TestDocsHaveTheTable(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/concepts.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), Describe()) {
-		t.Errorf("README.md lacks the current setting owners table; put in:\n%s", Describe())
+	if !strings.Contains(string(doc), Describe()) {
+		t.Errorf("docs/concepts.md lacks the current setting owners table; put in:\n%s", Describe())
 	}
 }

@@ -325,7 +325,7 @@ func Rank(level string) (arch string, rank int, ok bool) {
 	return c.Arch, c.rank, ok
 }
 
-// Describe is the README table of the levels, one Markdown row per level.
+// Describe is the table of the levels in docs/managed-clusters.md, one Markdown row per level.
 func Describe() string {
 	var b strings.Builder
 	b.WriteString("| simd | arch | NFD CPUID labels (all \"true\") | AWS instance families (those of higher x86 levels qualify too) | k-NN settings set true | JVM options |\n")

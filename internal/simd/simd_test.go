@@ -201,14 +201,14 @@ func settingsOn(level v1alpha1.SIMDLevel) []string {
 	return out
 }
 
-// TestREADMEHasTheTable keeps the README's SIMD table the one this package generates.
-func TestREADMEHasTheTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsHaveTheTable keeps the SIMD table of docs/managed-clusters.md the one this package generates.
+func TestDocsHaveTheTable(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/managed-clusters.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), Describe()) {
-		t.Errorf("README.md lacks the current SIMD table; replace it with:\n%s", Describe())
+	if !strings.Contains(string(doc), Describe()) {
+		t.Errorf("docs/managed-clusters.md lacks the current SIMD table; replace it with:\n%s", Describe())
 	}
 }
 

@@ -48,7 +48,7 @@ const queryRate = 20
 // shard), whatever made that one unready. In make test the other packages' tests run
 // beside it on the two cores, which is what made probes time out on a fresh machine.
 // VECTORPILOT_E2E_CPU_HOG=1 adds a busy loop on one core for the rollout, a process of
-// the host outside the tests' CPU slice (see the README for what it shows).
+// the host outside the tests' CPU slice (see docs/managed-clusters.md for what it shows).
 // VECTORPILOT_E2E_ROLLS=N rolls N times in a row here and in the next test (each round
 // flips the setting), 1 by default.
 func TestRollingRestartUnderLoad(t *testing.T) {
