@@ -7,12 +7,18 @@ $(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(su
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: bench-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: image bench-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot
 build:
 	go build -o $(BIN)/vectorpilot ./cmd/vectorpilot
+
+## image: the operator's image as a docker-archive in bin/vectorpilot-image.tar, built as the
+## Dockerfile says without a Docker engine; IMAGE names it (docker load, kind load, crane push)
+IMAGE ?= ghcr.io/vectorpilot/vectorpilot:$(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/vectorpilot/Chart.yaml)
+image:
+	go run ./hack/image -image $(IMAGE) -o $(BIN)/vectorpilot-image.tar
 
 ## tools: code generators and checkers pinned by version
 tools:

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -175,7 +176,8 @@ func WriteArchive(path string, img Image) error {
 	}
 	file = file.DeepCopy()
 	file.Config = img.Config
-	file.OS, file.Architecture, file.Created = "linux", "amd64", v1.Time{Time: epoch}
+	// The binaries in it are built for this machine.
+	file.OS, file.Architecture, file.Created = "linux", runtime.GOARCH, v1.Time{Time: epoch}
 	if image, err = mutate.ConfigFile(image, file); err != nil {
 		return err
 	}
