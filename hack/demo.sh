@@ -71,8 +71,16 @@ kubectl get crd -o custom-columns=CRD:.metadata.name,SHORT:.spec.names.shortName
 
 step "3. Apply a SearchCluster (external → the local node) and a VectorIndex"
 kubectl create namespace "$ns" >/dev/null
-sed "s|http://127.0.0.1:9200|$url|" config/samples/vectorpilot_v1alpha1_searchcluster.yaml | kubectl -n "$ns" apply -f -
-kubectl -n "$ns" apply -f config/samples/vectorpilot_v1alpha1_vectorindex.yaml
+# The local node runs plain HTTP without the security plugin (the sample names a secured one).
+kubectl -n "$ns" apply -f - <<YAML
+apiVersion: vectorpilot.io/v1alpha1
+kind: SearchCluster
+metadata: {name: vectors}
+spec:
+  external: {endpoint: "$url"}
+YAML
+# The demo ends by deleting the index through its policy: it opts into Delete.
+sed 's/^  deletionPolicy: Retain.*/  deletionPolicy: Delete/' config/samples/vectorpilot_v1alpha1_vectorindex.yaml | kubectl -n "$ns" apply -f -
 kubectl -n "$ns" wait --for=condition=Ready searchcluster/vectors vectorindex/products --timeout=120s
 kubectl -n "$ns" get searchclusters,vectorindices
 

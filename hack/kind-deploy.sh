@@ -19,8 +19,14 @@ kubectl apply -f hack/sandbox/opensearch.yaml
 kubectl -n opensearch rollout status statefulset/opensearch --timeout=300s
 kubectl create namespace search --dry-run=client -o yaml | kubectl apply -f -
 kubectl label namespace search pod-security.kubernetes.io/enforce=restricted --overwrite
-sed -e 's|http://127.0.0.1:9200|http://opensearch.opensearch.svc:9200|' -e 's|name: vectors$|name: vectors-external|' \
-  config/samples/vectorpilot_v1alpha1_searchcluster.yaml | kubectl -n search apply -f -
+# hack/sandbox/opensearch.yaml runs plain HTTP without the security plugin.
+kubectl -n search apply -f - <<'YAML'
+apiVersion: vectorpilot.io/v1alpha1
+kind: SearchCluster
+metadata: {name: vectors-external}
+spec:
+  external: {endpoint: "http://opensearch.opensearch.svc:9200"}
+YAML
 sed 's|name: vectors}|name: vectors-external}|' config/samples/vectorpilot_v1alpha1_vectorindex.yaml | kubectl -n search apply -f -
 kubectl -n search wait --for=condition=Ready vectorindex/products --timeout=180s
 # The managed cluster test/e2e runs: pools pinned to the AVX-512-labelled workers.
