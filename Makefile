@@ -42,11 +42,16 @@ real-parts:
 	hack/install-argo.sh >/dev/null
 	hack/install-prometheus-operator.sh >/dev/null
 
-## manifests: CRDs and RBAC from the API types and controller markers, and the chart's copies
+## manifests: CRDs and RBAC from the API types and controller markers, the chart's copies, and
+## the API reference (docs/api-reference.md)
 manifests: tools
 	$(CONTROLLER_GEN) rbac:roleName=vectorpilot-manager crd paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
+	$(BIN)/crd-ref-docs $(CRD_REF_DOCS_FLAGS) --output-path=docs/api-reference.md
+
+# The API reference's generator flags; test/generated_test.go runs the same.
+CRD_REF_DOCS_FLAGS := --log-level=ERROR --source-path=./api --config=hack/crd-ref-docs/config.yaml --renderer=markdown
 
 ## dashboards: Grafana dashboards (JSON) from internal/dashboards
 dashboards:

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
-// TestGeneratedFilesAreCurrent regenerates CRDs, RBAC and deepcopy code into a temporary
+// TestGeneratedFilesAreCurrent regenerates CRDs, RBAC, deepcopy code and the API reference into a temporary
 // folder and fails when the committed files differ: run `make generate manifests`.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := testsupport.Root(t)
@@ -30,6 +32,22 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	run("rbac:roleName=vectorpilot-manager", "crd", "paths=./...",
 		"output:crd:artifacts:config="+filepath.Join(tmp, "crd"), "output:rbac:artifacts:config="+filepath.Join(tmp, "rbac"))
 	run("object", "paths=./api/...", "output:dir="+filepath.Join(tmp, "object"))
+
+	// The API reference, with the Makefile's flags.
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := regexp.MustCompile(`(?m)^CRD_REF_DOCS_FLAGS := (.*)$`).FindSubmatch(makefile)
+	if flags == nil {
+		t.Fatal("the Makefile has no CRD_REF_DOCS_FLAGS")
+	}
+	refDocs := exec.Command(filepath.Join(root, "bin", "crd-ref-docs"), append(strings.Fields(string(flags[1])), "--output-path="+filepath.Join(tmp, "api-reference.md"))...)
+	refDocs.Dir = root
+	if out, err := refDocs.CombinedOutput(); err != nil {
+		t.Fatalf("crd-ref-docs: %v\n%s", err, out)
+	}
+	compareFile(t, filepath.Join(tmp, "api-reference.md"), filepath.Join(root, "docs", "api-reference.md"))
 
 	compareDir(t, filepath.Join(tmp, "crd"), filepath.Join(root, "config", "crd", "bases"), true)
 	compareDir(t, filepath.Join(tmp, "rbac"), filepath.Join(root, "config", "rbac"), false)
