@@ -339,13 +339,17 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.local[key], r.busy[index] = cancel, key
 	sweeping := run.DeepCopy()
+	progress := benchrun.NewProgress(w.Cells(len(run.Spec.SliceCounts), len(run.Spec.Clients)), func(p v1alpha1.BenchmarkProgress) {
+		r.updateStatus(runCtx, key, func(running *v1alpha1.BenchmarkRun) { running.Status.Progress = &p })
+	})
 	go func() {
 		defer r.release(key, index)
-		res, err := sweepLocal(runCtx, osClient, w, sweeping, r.Options.HDF5)
+		res, err := sweepLocal(runCtx, osClient, w, sweeping, r.Options.HDF5, progress)
 		if runCtx.Err() != nil {
 			return // deleted: nobody to report to
 		}
-		r.finish(runCtx, key, func(done *v1alpha1.BenchmarkRun) {
+		r.updateStatus(runCtx, key, func(done *v1alpha1.BenchmarkRun) {
+			endProgress(done)
 			if err == nil {
 				err = res.Apply(done, benchrun.DefaultParams)
 			}
@@ -417,12 +421,12 @@ func orUnknown(s string) string {
 // sweepLocal is the Local runner's work: data, load, the variants observed, the sweep, the
 // representations. The settings it changes are put back, and its scratch indexes dropped,
 // by the reconcile that sees the run finished.
-func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Workload, run *v1alpha1.BenchmarkRun, hdf5 benchrun.HDF5Reader) (benchrun.Result, error) {
+func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Workload, run *v1alpha1.BenchmarkRun, hdf5 benchrun.HDF5Reader, progress *benchrun.Progress) (benchrun.Result, error) {
 	data, err := w.Materialize(hdf5)
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	recall, err := benchrun.Prepare(ctx, osClient, w, data, nil)
+	recall, err := benchrun.Prepare(ctx, osClient, w, data, func(loaded int) { progress.Loaded(loaded, data.Base.Len()) })
 	if err != nil {
 		return benchrun.Result{}, err
 	}
@@ -434,17 +438,32 @@ func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Wor
 		}
 		res.Variants = append(res.Variants, observed)
 	}
-	rep, err := bench.Sweep(ctx, osClient, w.SweepConfig(data, run.Spec.SliceCounts, run.Spec.Clients))
+	cfg := w.SweepConfig(data, run.Spec.SliceCounts, run.Spec.Clients)
+	cfg.OnCell = func(bench.Cell) { progress.Cell() }
+	progress.Sweeping()
+	rep, err := bench.Sweep(ctx, osClient, cfg)
 	if err != nil {
 		return res, err
 	}
 	res.Cores, res.Segments, res.Cells = rep.Cores, rep.Segments, rep.Results
+	if len(run.Spec.Representations) > 0 {
+		progress.Representations()
+	}
 	res.Representations, err = benchrun.MeasureRepresentations(ctx, osClient, w, data, run.Spec.Representations, benchrun.ScratchOwner(run))
 	return res, err
 }
 
-// finish writes a Local run's outcome, re-reading the run on conflicts.
-func (r *BenchmarkRunReconciler) finish(ctx context.Context, key types.NamespacedName, set func(*v1alpha1.BenchmarkRun)) {
+// endProgress keeps what a finished run's progress counted and drops what only a running
+// one has: its step and ETA.
+func endProgress(run *v1alpha1.BenchmarkRun) {
+	if p := run.Status.Progress; p != nil {
+		p.Step, p.ETA = "", nil
+	}
+}
+
+// updateStatus writes a Local run's status from its goroutine (progress, then the outcome),
+// re-reading the run on conflicts.
+func (r *BenchmarkRunReconciler) updateStatus(ctx context.Context, key types.NamespacedName, set func(*v1alpha1.BenchmarkRun)) {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var run v1alpha1.BenchmarkRun
 		if err := r.Get(ctx, key, &run); err != nil {
@@ -454,7 +473,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, key types.Namespace
 		return r.Status().Update(ctx, &run)
 	})
 	if client.IgnoreNotFound(err) != nil {
-		logf.FromContext(ctx).Error(err, "recording the outcome of a BenchmarkRun", "run", key)
+		logf.FromContext(ctx).Error(err, "recording the status of a Local BenchmarkRun", "run", key)
 	}
 }
 
@@ -563,6 +582,10 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 		run.Status.StartTime = &now
 	}
 	run.Status.WorkflowName = name
+	run.Status.Progress = &v1alpha1.BenchmarkProgress{Step: phaseOrPending(wf.Status.Phase), WorkflowSteps: string(wf.Status.Progress)}
+	if wf.Status.Phase.Completed() {
+		endProgress(run)
+	}
 	switch wf.Status.Phase {
 	case wfv1.WorkflowSucceeded:
 		if len(run.Status.Results) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +50,35 @@ func (e *env) waitRunPhase(run *v1alpha1.BenchmarkRun, phase string, timeout tim
 	})
 }
 
+// sampleProgress polls run every 200 ms until it reaches phase, and returns each distinct
+// status.progress it saw: step, documents, cells and the ETA's distance.
+func sampleProgress(e *env, run *v1alpha1.BenchmarkRun, phase string, timeout time.Duration) []string {
+	e.t.Helper()
+	var seen []string
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
+			e.t.Fatal(err)
+		}
+		if p := run.Status.Progress; p != nil {
+			s := fmt.Sprintf("%s docs %s cells %s", p.Step, p.Documents, p.Cells)
+			if p.ETA != nil {
+				s += fmt.Sprintf(" eta +%s", time.Until(p.ETA.Time).Round(time.Second))
+			}
+			if len(seen) == 0 || !strings.HasPrefix(seen[len(seen)-1], strings.SplitN(s, " eta", 2)[0]) {
+				seen = append(seen, s)
+			}
+		}
+		if run.Status.Phase == phase {
+			return seen
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("run %s not %s after %s: phase %q, progress %v", run.Name, phase, timeout, run.Status.Phase, seen)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // TestLocalBenchmarkRunTunesItsIndex: a Local run loads the generated dataset, measures the
 // table into its status with recall, recommends slices per client level, and a VectorIndex
 // in tuning Auto without a benchmarkRef tunes from it. Runs on one index go one at a time,
@@ -80,8 +110,15 @@ func TestLocalBenchmarkRunTunesItsIndex(t *testing.T) {
 	}
 	e.waitRunPhase(run, v1alpha1.BenchmarkRunning, 15*time.Second)
 	start := time.Now()
-	e.waitRunPhase(run, v1alpha1.BenchmarkSucceeded, 120*time.Second)
-	t.Logf("run took %s; results %+v; recommendations %+v", time.Since(start).Round(time.Second), run.Status.Results, run.Status.Recommendations)
+	sampled := sampleProgress(e, run, v1alpha1.BenchmarkSucceeded, 120*time.Second)
+	t.Logf("run took %s; progress sampled while it ran: %s; results %+v; recommendations %+v", time.Since(start).Round(time.Second),
+		strings.Join(sampled, " → "), run.Status.Results, run.Status.Recommendations)
+	if p := run.Status.Progress; p == nil || p.Cells != "4/4" || p.Step != "" || p.ETA != nil {
+		t.Errorf("finished run's progress %+v, want cells 4/4 and no step or ETA", p)
+	}
+	if !slices.ContainsFunc(sampled, func(s string) bool { return strings.Contains(s, "Sweeping") && strings.Contains(s, "eta") }) {
+		t.Errorf("no progress with an ETA seen while the sweep ran: %v", sampled)
+	}
 
 	if len(run.Status.Results) != 4 || len(run.Status.Recommendations) != 2 || run.Status.Engine != "vectorpilot" || run.Status.Cores == 0 {
 		t.Fatalf("status: %d results, %d recommendations, engine %q, cores %d", len(run.Status.Results), len(run.Status.Recommendations), run.Status.Engine, run.Status.Cores)
@@ -181,11 +218,18 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	}
 
 	// Argo starts it (the Workflow CRD has no status subresource: status is in the object).
-	wf.Status.Phase = wfv1.WorkflowRunning
+	wf.Status.Phase, wf.Status.Progress = wfv1.WorkflowRunning, "2/7"
 	if err := e.k8s.Update(e.ctx, &wf); err != nil {
 		t.Fatal(err)
 	}
-	e.waitRunPhase(run, v1alpha1.BenchmarkRunning, 15*time.Second)
+	e.eventually(15*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
+			return false, err.Error()
+		}
+		p := run.Status.Progress
+		return run.Status.Phase == v1alpha1.BenchmarkRunning && p != nil && p.Step == string(wfv1.WorkflowRunning) && p.WorkflowSteps == "2/7",
+			fmt.Sprintf("phase %s, progress %+v, want the Workflow's phase and steps 2/7", run.Status.Phase, p)
+	})
 
 	// The reporter step posts the cells as Argo hands them over: a JSON array of the
 	// measure steps' JSON texts.

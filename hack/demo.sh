@@ -130,8 +130,15 @@ spec:
   clients: [1, 2]
   runner: {type: Local}
 YAML
+# Its progress, as it changes (status.progress: step, documents or cells, ETA).
+last=
 for _ in $(seq 1 600); do
   phase=$(kubectl -n "$ns" get benchmarkrun products-sweep -o jsonpath='{.status.phase}')
+  progress=$(kubectl -n "$ns" get benchmarkrun products-sweep -o jsonpath='{.status.progress.step} {.status.progress.documents}{.status.progress.cells} {.status.progress.eta}')
+  if [ "$progress" != "$last" ] && [ -n "${progress// /}" ]; then
+    echo "  progress: $progress"
+    last=$progress
+  fi
   case "$phase" in Succeeded|Failed) break ;; esac
   sleep 1
 done

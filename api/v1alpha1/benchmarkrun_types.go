@@ -338,6 +338,9 @@ type BenchmarkRunStatus struct {
 	Cores int32 `json:"cores,omitempty"`
 	// +optional
 	Segments int32 `json:"segments,omitempty"`
+	// progress is how far a running benchmark is, written as it goes.
+	// +optional
+	Progress *BenchmarkProgress `json:"progress,omitempty"`
 	// results is the measured table, one cell per slice setting and client level.
 	// +listType=atomic
 	// +optional
@@ -377,6 +380,28 @@ type BenchmarkRunStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// BenchmarkProgress is how far a running benchmark is.
+type BenchmarkProgress struct {
+	// step the run is in: Loading (the dataset into the index), Sweeping (the cells),
+	// Representations (their scratch indexes) for the Local runner; the Workflow's phase for
+	// Argo. Empty once the run has ended.
+	// +optional
+	Step string `json:"step,omitempty"`
+	// documents loaded into the index, "loaded/total", while Loading.
+	// +optional
+	Documents string `json:"documents,omitempty"`
+	// cells of the sweep measured, "done/total" (Local runner).
+	// +optional
+	Cells string `json:"cells,omitempty"`
+	// workflowSteps is the Argo Workflow's own progress, "done/total" of its steps.
+	// +optional
+	WorkflowSteps string `json:"workflowSteps,omitempty"`
+	// eta is when the sweep should end at the pace of its cells so far; absent before the
+	// first cell and once the sweep is over.
+	// +optional
+	ETA *metav1.Time `json:"eta,omitempty"`
+}
+
 // BenchmarkRun is a benchmark sweep of slice settings × client levels against an index.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -384,6 +409,9 @@ type BenchmarkRunStatus struct {
 // +kubebuilder:printcolumn:name="Index",type=string,JSONPath=`.spec.indexRef.name`
 // +kubebuilder:printcolumn:name="Runner",type=string,JSONPath=`.spec.runner.type`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.progress.step`
+// +kubebuilder:printcolumn:name="Cells",type=string,JSONPath=`.status.progress.cells`
+// +kubebuilder:printcolumn:name="ETA",type=string,JSONPath=`.status.progress.eta`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

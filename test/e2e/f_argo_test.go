@@ -70,6 +70,9 @@ func TestArgoBenchmarkRunTunesTheIndex(t *testing.T) {
 	if wf.Status.Phase != wfv1.WorkflowSucceeded {
 		t.Errorf("Workflow %s is %s", wf.Name, wf.Status.Phase)
 	}
+	if p := run.Status.Progress; p == nil || p.WorkflowSteps != string(wf.Status.Progress) || p.Step != "" {
+		t.Errorf("the finished run's progress %+v, want the Workflow's steps %s and no step", p, wf.Status.Progress)
+	}
 	t.Logf("Workflow %s (%s → %s):\n%s", wf.Name, wf.Status.StartedAt.Format(time.TimeOnly), wf.Status.FinishedAt.Format(time.TimeOnly), nodeTable(t, &wf))
 	var pods corev1.PodList
 	if err := k8s.List(ctx, &pods, client.InNamespace(searchNamespace), client.MatchingLabels{workflowLabel: wf.Name}); err != nil {
