@@ -10,9 +10,11 @@ export KUBE_VERSION OPENSEARCH_VERSION
 .PHONY: image bench-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
-## build: the operator binary (manager and CLI) in bin/vectorpilot
+## build: the operator binary (manager and CLI) in bin/vectorpilot, and the demo's local
+## control plane with the operator in bin/vectorpilot-dev
 build:
 	go build -o $(BIN)/vectorpilot ./cmd/vectorpilot
+	go build -o $(BIN)/vectorpilot-dev ./cmd/vectorpilot-dev
 
 ## image: the operator's image as a docker-archive in bin/vectorpilot-image.tar, built as the
 ## Dockerfile says without a Docker engine; IMAGE names it (docker load, kind load, crane push)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make demo: the main job on the embedded local default. Starts a real OpenSearch node with
-# k-NN and a real kube-apiserver + etcd with the operator (bin/vectorpilot dev), applies a
+# k-NN and a real kube-apiserver + etcd with the operator (bin/vectorpilot-dev), applies a
 # SearchCluster and a VectorIndex, loads a generated dataset, retunes the index through its
 # spec, and prints what happened. Everything it started is stopped by PID at the end, unless
 # DEMO_KEEP=1.
@@ -59,7 +59,7 @@ url=$(echo "$node" | sed -n 's/^url=//p')
 
 step "2. Local control plane (kube-apiserver $KUBE_VERSION + etcd) with the CRDs, and the operator"
 rm -f "$KUBECONFIG"
-"$BIN_DIR/vectorpilot" dev --kubeconfig-out "$KUBECONFIG" --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 >"$run/operator.log" 2>&1 &
+"$BIN_DIR/vectorpilot-dev" --kubeconfig-out "$KUBECONFIG" --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 >"$run/operator.log" 2>&1 &
 operator_pid=$!
 for _ in $(seq 1 120); do
   [ -s "$KUBECONFIG" ] && kubectl get crd vectorindices.vectorpilot.io >/dev/null 2>&1 && break
@@ -148,7 +148,9 @@ kubectl -n "$ns" get benchmarkruns
 # No benchmarkRef: the tuner reads the index's latest succeeded BenchmarkRun.
 kubectl -n "$ns" patch vectorindex products --type=merge -p '{"spec":{"tuning":{"mode":"Auto","cpuHeadroomPercent":20,"minGainPerCpuPercent":"1"}}}'
 kubectl -n "$ns" wait --for=condition=Tuned vectorindex/products --timeout=60s >/dev/null
-kubectl -n "$ns" get vectorindex products -o jsonpath='  tuner chose slice setting {.status.tuning.sliceCount} at {.status.tuning.loadClients} clients: {.status.tuning.reason}{"\n"}'
+# The live load, when the operator measured one (absent, not 0, when it did not).
+clients=$(kubectl -n "$ns" get vectorindex products -o jsonpath='{.status.tuning.loadClients}')
+kubectl -n "$ns" get vectorindex products -o jsonpath="  tuner chose slice setting {.status.tuning.sliceCount}${clients:+ at $clients clients}: {.status.tuning.reason}{\"\\n\"}"
 echo "  chart: $run/bench/chart.svg   table: $run/bench/results.csv"
 
 step "8. Drift: a setting changed behind the operator's back is put back"

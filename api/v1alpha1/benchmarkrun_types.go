@@ -155,7 +155,7 @@ type BenchmarkDataset struct {
 	Generated *GeneratedDataset `json:"generated,omitempty"`
 	// hdf5 is a file in the ann-benchmarks / OpenSearch Benchmark layout (train, test,
 	// neighbors), at a path the runner can read. It is decoded with python's h5py, which
-	// the runner needs: the Local runner of `vectorpilot dev` and `make demo` has it (from
+	// the runner needs: the Local runner of `vectorpilot-dev` and `make demo` has it (from
 	// bin/venv); for Argo, use a step image that adds it and mounts the file.
 	// +optional
 	HDF5 *HDF5Dataset `json:"hdf5,omitempty"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/operator"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -72,11 +73,9 @@ func TestTheOperatorWaitsForCurrentCRDs(t *testing.T) {
 	}
 	metricsAddr, probeAddr := freePort(t), freePort(t)
 	runCtx, cancel := context.WithCancel(context.Background())
-	run := &cobra.Command{}
-	run.SetContext(runCtx)
 	done := make(chan error, 1)
 	go func() {
-		done <- runManager(run, cp.Config, &managerOptions{metricsAddr: metricsAddr, probeAddr: probeAddr, watchNamespace: ns, crdCheckInterval: 300 * time.Millisecond, skipNameValidation: true})
+		done <- operator.Run(runCtx, cp.Config, operator.Options{MetricsAddr: metricsAddr, ProbeAddr: probeAddr, WatchNamespace: ns, CRDCheckInterval: 300 * time.Millisecond, SkipNameValidation: true})
 	}()
 	t.Cleanup(func() {
 		cancel()

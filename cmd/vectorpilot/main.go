@@ -28,7 +28,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand(), newSysctlCommand(), newCRDsCommand())
+	root.AddCommand(newVersionCommand(), newManagerCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand(), newSysctlCommand(), newCRDsCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "vectorpilot:", err)
 		os.Exit(1)

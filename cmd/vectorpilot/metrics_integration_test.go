@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
+	"github.com/vectorpilot/vectorpilot/internal/operator"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -41,7 +42,7 @@ func TestMetricsNeedATokenAllowedToReadThem(t *testing.T) {
 		if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo[int64](600)}}, metav1.CreateOptions{})
+		tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,12 +66,10 @@ func TestMetricsNeedATokenAllowedToReadThem(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := &cobra.Command{}
 	runCtx, cancel := context.WithCancel(context.Background())
-	cmd.SetContext(runCtx)
 	done := make(chan error, 1)
 	go func() {
-		done <- runManager(cmd, cp.Config, &managerOptions{metricsAddr: addr, metricsSecure: true, probeAddr: "0", watchNamespace: ns, skipNameValidation: true})
+		done <- operator.Run(runCtx, cp.Config, operator.Options{MetricsAddr: addr, MetricsSecure: true, ProbeAddr: "0", WatchNamespace: ns, SkipNameValidation: true})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -1,6 +1,6 @@
 // Package devenv starts the real parts of the embedded local default: a kube-apiserver
 // with etcd (through controller-runtime's envtest) and OpenSearch nodes with k-NN on
-// 127.0.0.1 (through hack/opensearch.sh). The demo, `vectorpilot dev` and the integration
+// 127.0.0.1 (through hack/opensearch.sh). The demo, `vectorpilot-dev` and the integration
 // tests all use it, so they run the same parts the same way.
 package devenv
 

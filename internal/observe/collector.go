@@ -226,7 +226,7 @@ func boolValue(b bool) float64 {
 }
 
 // active is the Collector of the running manager; the registry holds one proxy to it, so a
-// process that runs managers one after another (tests, `vectorpilot dev` restarts) never
+// process that runs managers one after another (tests, `vectorpilot-dev` restarts) never
 // serves a stopped manager's figures twice.
 var (
 	activeMu sync.RWMutex

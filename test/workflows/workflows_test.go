@@ -85,11 +85,11 @@ func TestTemplatesPassArgoLint(t *testing.T) {
 	}
 }
 
-// TestOperatorStepsHaveAWritableTmp: the operator binary links controller-runtime's envtest
-// (for `vectorpilot dev`), whose package init makes a folder in the user's cache folder or
-// else /tmp and panics when neither is writable. So every step that runs the operator image
-// on a read-only root filesystem mounts a volume at /tmp (the sweep's report step did not,
-// and exited 2 at start on the real node).
+// TestOperatorStepsHaveAWritableTmp: every step that runs the operator image on a read-only
+// root filesystem mounts a volume at /tmp, where steps write the files Argo reads their
+// outputs from and where temporary files go (os.TempDir). (When the binary still linked
+// envtest, whose package init panics without a writable folder, the sweep's report step
+// lacked it and exited 2 at start on the real node.)
 func TestOperatorStepsHaveAWritableTmp(t *testing.T) {
 	for name, tmpl := range load(t) {
 		for _, step := range tmpl.Spec.Templates {
