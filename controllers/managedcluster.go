@@ -288,6 +288,9 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 	}
 	var views []poolView
 	for i, p := range pools {
+		if err := r.keepRendered(ctx, sc, p, live.InitialManagers); err != nil {
+			return nil, err
+		}
 		for _, obj := range []client.Object{p.ConfigMap, p.Headless, p.StatefulSet} {
 			if err := r.apply(ctx, sc, obj); err != nil {
 				return nil, err
@@ -299,6 +302,41 @@ func (r *SearchClusterReconciler) applyObjects(ctx context.Context, sc *v1alpha1
 			remote: slices.Contains(spec.Roles, v1alpha1.RoleWarm) || slices.Contains(spec.Roles, v1alpha1.RoleSearch)})
 	}
 	return append(views, removed...), nil
+}
+
+// keepRendered gives pool p the pod template and configuration its pods run when
+// managed.KeepRendered says so: an operator upgrade restarts no pod of a cluster whose
+// spec did not change. What the pool runs is read past the cache: a stale template held
+// would undo the last one applied.
+func (r *SearchClusterReconciler) keepRendered(ctx context.Context, sc *v1alpha1.SearchCluster, p managed.Pool, initialManagers []string) error {
+	var sts appsv1.StatefulSet
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p.StatefulSet), &sts); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	specObserved := false
+	if _, stamped := sts.Annotations[managed.RenderedFromAnnotation]; !stamped {
+		// Rendered by an operator from before the annotation: was the spec it rendered
+		// the current one? The status says so when it observed the current generation.
+		var fresh v1alpha1.SearchCluster
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sc), &fresh); err != nil {
+			return err
+		}
+		specObserved = fresh.Generation == sc.Generation && fresh.Status.ObservedGeneration == fresh.Generation
+	}
+	if !managed.KeepRendered(&sts, p.StatefulSet.Annotations[managed.RenderedFromAnnotation], specObserved) {
+		return nil
+	}
+	// The template names its configuration by hash: both are kept, or neither.
+	var cm corev1.ConfigMap
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p.ConfigMap), &cm); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	data, err := managed.KeptConfig(cm.Data, initialManagers)
+	if err != nil {
+		return err
+	}
+	p.StatefulSet.Spec.Template, p.ConfigMap.Data = sts.Spec.Template, data
+	return nil
 }
 
 // applyDisruptionBudget keeps the cluster's budget to its health (one voluntary

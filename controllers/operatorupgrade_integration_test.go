@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
@@ -38,6 +41,7 @@ func TestAnUpgradedOperatorKeepsWhatAClusterMeant(t *testing.T) {
 	opts.ManagedEndpoint = func(*v1alpha1.SearchCluster) string { return url }
 	health := &controlledHealth{health: rollout.Health{Status: "green"}}
 	opts.ClusterHealth = health
+	var oldSts *appsv1.StatefulSet
 	e := startOperatorOver(t, opts, func(e *env) {
 		old.Namespace = e.ns
 		e.create(old)
@@ -45,6 +49,7 @@ func TestAnUpgradedOperatorKeepsWhatAClusterMeant(t *testing.T) {
 		if err := e.k8s.Status().Update(e.ctx, old); err != nil {
 			t.Fatal(err)
 		}
+		oldSts = renderedByAnOlderOperator(e, old)
 	})
 	health.mu.Lock()
 	health.pods = e.k8s
@@ -85,6 +90,12 @@ func TestAnUpgradedOperatorKeepsWhatAClusterMeant(t *testing.T) {
 	if env := sts.Spec.Template.Spec.Containers[0].Env; !hasEnv(env, "DISABLE_SECURITY_PLUGIN", "true") {
 		t.Errorf("the old cluster's nodes were given the security plugin: env %v", env)
 	}
+	// Its pods keep the template and configuration the older operator rendered (no pod
+	// restarts), adopted: the StatefulSet now says what they were rendered from.
+	if sts.Generation != oldSts.Generation || sts.Spec.Template.Annotations[olderRendering] == "" || sts.Annotations[managed.RenderedFromAnnotation] == "" {
+		t.Errorf("the older operator's pod template was replaced (generation %d → %d, template annotations %v) or not adopted (annotations %v)",
+			oldSts.Generation, sts.Generation, sts.Spec.Template.Annotations, sts.Annotations)
+	}
 	var cm corev1.ConfigMap
 	if err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: managed.ConfigName(old, "all")}, &cm); err != nil {
 		t.Fatal(err)
@@ -92,6 +103,9 @@ func TestAnUpgradedOperatorKeepsWhatAClusterMeant(t *testing.T) {
 	for _, yml := range cm.Data {
 		if strings.Contains(yml, "allow_mmap") {
 			t.Errorf("the old cluster's nodes were told not to map files:\n%s", yml)
+		}
+		if !strings.Contains(yml, olderSetting) {
+			t.Errorf("the older operator's configuration was replaced:\n%s", yml)
 		}
 	}
 	policy := func(sc *v1alpha1.SearchCluster) error {
@@ -112,6 +126,13 @@ func TestAnUpgradedOperatorKeepsWhatAClusterMeant(t *testing.T) {
 		err := policy(old)
 		return err == nil, fmt.Sprintf("opted in, the old cluster has no NetworkPolicy: %v", err)
 	})
+	// A change of the spec renders the pool this operator's way (its pods then roll).
+	e.eventually(20*time.Second, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(&sts), &sts); err != nil {
+			return false, err.Error()
+		}
+		return sts.Spec.Template.Annotations[olderRendering] == "", fmt.Sprintf("after a spec change the template still is the older operator's: %v", sts.Spec.Template.Annotations)
+	})
 	for _, refused := range []struct {
 		change func(*v1alpha1.ManagedCluster)
 		field  string
@@ -129,6 +150,53 @@ func TestAnUpgradedOperatorKeepsWhatAClusterMeant(t *testing.T) {
 			t.Errorf("update accepted or refused for another reason, want %q: %v", refused.field, err)
 		}
 	}
+}
+
+// olderRendering and olderSetting mark what renderedByAnOlderOperator rendered differently
+// from today's operator: a pod template annotation and a node setting.
+const (
+	olderRendering = "test.vectorpilot.io/older-operator"
+	olderSetting   = "node.attr.older_operator"
+)
+
+// renderedByAnOlderOperator creates sc's pool objects as an operator that renders pods
+// differently left them (without the rendered-from annotation, which it did not know), as
+// the cluster means them: security and the policy off, nodes free to map files.
+func renderedByAnOlderOperator(e *env, sc *v1alpha1.SearchCluster) *appsv1.StatefulSet {
+	e.t.Helper()
+	meant := sc.DeepCopy()
+	meant.Spec.Managed.Security.Enabled, meant.Spec.Managed.NetworkPolicy.Enabled = ptr.To(false), ptr.To(false)
+	meant.Spec.Managed.MMap = v1alpha1.MMapNodeConfigured
+	pool, err := managed.BuildPool(meant, meant.Spec.Managed.NodePools[0], managed.Live{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pool.StatefulSet.Annotations = nil
+	pool.StatefulSet.Spec.Template.Annotations[olderRendering] = "true"
+	pool.ConfigMap.Data = maps.Clone(pool.ConfigMap.Data)
+	for k, v := range pool.ConfigMap.Data {
+		pool.ConfigMap.Data[k] = v + olderSetting + ": \"true\"\n"
+	}
+	// Applied as the operator applies, under its field manager: what it stops rendering
+	// later goes.
+	for _, obj := range []client.Object{pool.ConfigMap, pool.StatefulSet} {
+		if err := controllerutil.SetControllerReference(sc, obj, e.k8s.Scheme()); err != nil {
+			e.t.Fatal(err)
+		}
+		content, err := managed.Content(obj)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: content}
+		if err := e.k8s.Apply(e.ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("vectorpilot"), client.ForceOwnership); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	var sts appsv1.StatefulSet
+	if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(pool.StatefulSet), &sts); err != nil {
+		e.t.Fatal(err)
+	}
+	return &sts
 }
 
 // hasEnv says whether env sets name to value.

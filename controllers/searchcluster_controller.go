@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -151,8 +152,32 @@ func (r *SearchClusterReconciler) recordDefaults(ctx context.Context, sc *v1alph
 	if managed.ExistedBefore(orig) {
 		why = "what this cluster ran with before this operator version; set a field to opt in"
 	}
+	if managed.ExistedBefore(orig) && orig.Status.ObservedGeneration == orig.Generation {
+		// The recorded fields say what the cluster ran with: the spec its pods were rendered
+		// from is still observed, so they keep their templates (managed.KeepRendered).
+		if err := r.observeRecordedDefaults(ctx, sc); err != nil {
+			return true, err
+		}
+	}
 	r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonDefaultsRecorded, "RecordDefaults", "%s (%s)", strings.Join(wrote, ", "), why)
 	return true, nil
+}
+
+// observeRecordedDefaults sets status.observedGeneration to the generation that recorded
+// the defaults, unless the spec changed again since.
+func (r *SearchClusterReconciler) observeRecordedDefaults(ctx context.Context, recorded *v1alpha1.SearchCluster) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var sc v1alpha1.SearchCluster
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(recorded), &sc); err != nil {
+			return err
+		}
+		if sc.Generation != recorded.Generation {
+			return nil
+		}
+		sc.Status.ObservedGeneration = sc.Generation
+		return r.Status().Update(ctx, &sc)
+	})
+	return client.IgnoreNotFound(err)
 }
 
 // probeExternal reads an external cluster into status; a transient failure is retried on

@@ -391,6 +391,11 @@ func BuildPool(sc *v1alpha1.SearchCluster, p v1alpha1.NodePool, live Live) (Pool
 	}
 	sts := statefulSet(sc, p, name, l, hashed, live.Security[p.Name], live.SysctlImage)
 	sts.Spec.Replicas = ptr.To(replicas)
+	renderedFrom, err := RenderedFrom(sc, p, live)
+	if err != nil {
+		return Pool{}, err
+	}
+	sts.Annotations = map[string]string{RenderedFromAnnotation: renderedFrom}
 	return Pool{ConfigMap: cm, Headless: headless, StatefulSet: sts}, nil
 }
 

@@ -396,3 +396,71 @@ func TestServedSinceStart(t *testing.T) {
 		}
 	}
 }
+
+func TestKeepRendered(t *testing.T) {
+	sc := sample()
+	p := sc.Spec.Managed.NodePools[0]
+	from, err := RenderedFrom(sc, p, Live{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := sc.DeepCopy()
+	changed.Spec.Managed.NodePools[0].JVM = &v1alpha1.JVMOptions{ExtraOptions: []string{"-XX:+AlwaysPreTouch"}}
+	for _, tc := range []struct {
+		name string
+		live Live
+		sc   *v1alpha1.SearchCluster
+		same bool
+	}{
+		{"the same spec and inputs", Live{}, sc, true},
+		{"a scale-down's live replicas and the bootstrap do not count", Live{Replicas: map[string]int32{p.Name: 5}, InitialManagers: []string{"vec-cm-0"}}, sc, true},
+		{"a spec change", Live{}, changed, false},
+		{"re-issued certificates", Live{Security: map[string]SecurityRevision{p.Name: {Trust: "t", Issued: "2"}}}, sc, false},
+		{"another sysctl image", Live{SysctlImage: "vectorpilot:0.2.0"}, sc, false},
+	} {
+		got, err := RenderedFrom(tc.sc, p, tc.live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got == from) != tc.same {
+			t.Errorf("%s: rendered-from %s vs %s, want the same: %v", tc.name, got, from, tc.same)
+		}
+	}
+	stamped := func(v string) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{RenderedFromAnnotation: v}}}
+	}
+	for _, tc := range []struct {
+		name         string
+		live         *appsv1.StatefulSet
+		specObserved bool
+		keep         bool
+	}{
+		{"none yet", nil, true, false},
+		{"rendered from the same inputs, by any operator", stamped(from), false, true},
+		{"rendered from other inputs", stamped("other"), true, false},
+		{"an older operator's, which applied the current spec", &appsv1.StatefulSet{}, true, true},
+		{"an older operator's, before a spec change", &appsv1.StatefulSet{}, false, false},
+	} {
+		if got := KeepRendered(tc.live, from, tc.specObserved); got != tc.keep {
+			t.Errorf("%s: keep %v, want %v", tc.name, got, tc.keep)
+		}
+	}
+}
+
+func TestKeptConfigFollowsTheBootstrap(t *testing.T) {
+	kept := map[string]string{configFile: "cluster.initial_cluster_manager_nodes:\n- a\nnode.attr.x: blue\n", "other": "z"}
+	formed, err := KeptConfig(kept, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(formed[configFile], bootstrapSetting) || !strings.Contains(formed[configFile], "node.attr.x: blue") || formed["other"] != "z" {
+		t.Errorf("formed: %q", formed)
+	}
+	forming, err := KeptConfig(formed, []string{"b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(forming[configFile], bootstrapSetting+":\n- b") {
+		t.Errorf("forming: %q", forming[configFile])
+	}
+}
