@@ -69,6 +69,52 @@ func allSwitchesOn() map[string]any {
 	}
 }
 
+// usersValues are the values users of operator charts expect to set.
+func usersValues() map[string]any {
+	return map[string]any{
+		"fullnameOverride":  "search-operator",
+		"podLabels":         map[string]any{"team": "search"},
+		"priorityClassName": "system-cluster-critical",
+		"extraEnv":          []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}},
+		"extraVolumes":      []any{map[string]any{"name": "ca", "configMap": map[string]any{"name": "corporate-ca"}}},
+		"extraVolumeMounts": []any{map[string]any{"name": "ca", "mountPath": "/etc/ssl/corporate", "readOnly": true}},
+		"serviceAccount":    map[string]any{"annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/search"}},
+	}
+}
+
+// TestUsersValuesReachTheOperator: each of usersValues lands where it means something.
+func TestUsersValuesReachTheOperator(t *testing.T) {
+	objs, err := render(t, "vp-user", usersValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep appsv1.Deployment
+	var sa corev1.ServiceAccount
+	for _, obj := range objs {
+		raw, _ := json.Marshal(obj.Object)
+		switch obj.GetKind() {
+		case "Deployment":
+			strict(t, raw, &dep)
+		case "ServiceAccount":
+			strict(t, raw, &sa)
+		}
+	}
+	pod := dep.Spec.Template
+	c := pod.Spec.Containers[0]
+	for what, ok := range map[string]bool{
+		"fullnameOverride names the Deployment and the ServiceAccount": dep.Name == "search-operator" && sa.Name == "search-operator" && pod.Spec.ServiceAccountName == "search-operator",
+		"podLabels on the pod":                      pod.Labels["team"] == "search",
+		"priorityClassName on the pod":              pod.Spec.PriorityClassName == "system-cluster-critical",
+		"extraEnv after the chart's own":            len(c.Env) > 1 && c.Env[len(c.Env)-1].Name == "HTTPS_PROXY",
+		"extraVolumes and mounts beside /tmp":       len(pod.Spec.Volumes) == 2 && pod.Spec.Volumes[1].ConfigMap != nil && len(c.VolumeMounts) == 2 && c.VolumeMounts[1].MountPath == "/etc/ssl/corporate",
+		"serviceAccount.annotations on the account": sa.Annotations["eks.amazonaws.com/role-arn"] == "arn:aws:iam::1:role/search",
+	} {
+		if !ok {
+			t.Errorf("%s: deployment %s %+v, service account %+v", what, dep.Name, pod, sa.ObjectMeta)
+		}
+	}
+}
+
 // TestEveryRenderingValidates renders the default values, every switch on, and the
 // namespaced mode, and validates every object.
 func TestEveryRenderingValidates(t *testing.T) {
@@ -84,6 +130,7 @@ func TestEveryRenderingValidates(t *testing.T) {
 		"default":      {nil, []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "ServiceAccount", "Role", "RoleBinding", "CustomResourceDefinition"}},
 		"all switches": {allSwitchesOn(), []string{"ServiceMonitor", "PrometheusRule", "ConfigMap"}},
 		"namespaced":   {map[string]any{"watchNamespace": "search"}, []string{"Role", "RoleBinding"}},
+		"user values":  {usersValues(), []string{"Deployment", "ServiceAccount"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,11 +1,14 @@
-{{- define "vectorpilot.name" -}}vectorpilot{{- end -}}
+{{- define "vectorpilot.name" -}}{{ default "vectorpilot" .Values.nameOverride | trunc 63 | trimSuffix "-" }}{{- end -}}
 
 {{- define "vectorpilot.fullname" -}}
-{{- if contains "vectorpilot" .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-vectorpilot" .Release.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- if .Values.fullnameOverride -}}{{ .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else -}}{{- $name := include "vectorpilot.name" . -}}
+{{- if contains $name .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "vectorpilot.labels" -}}
-app.kubernetes.io/name: vectorpilot
+app.kubernetes.io/name: {{ include "vectorpilot.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -13,7 +16,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{- define "vectorpilot.selectorLabels" -}}
-app.kubernetes.io/name: vectorpilot
+app.kubernetes.io/name: {{ include "vectorpilot.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: operator
 {{- end -}}
