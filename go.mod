@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/KimMachineGun/automemlimit v1.0.1
 	github.com/argoproj/argo-workflows/v3 v3.7.18
+	github.com/go-logr/logr v1.4.4
 	github.com/google/go-containerregistry v0.20.6
 	github.com/grafana/grafana-foundation-sdk/go v0.0.18
 	github.com/opensearch-project/opensearch-go/v4 v4.8.1
@@ -70,7 +71,6 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.3 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-gorp/gorp/v3 v3.1.0 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
