@@ -30,6 +30,9 @@ func TestServiceMonitorDecodesStrictly(t *testing.T) {
 // TestAlertRulesWithPromtool runs promtool check rules on the rule groups and promtool test
 // rules on config/prometheus/rules_test.yaml, which fires and resolves every alert.
 func TestAlertRulesWithPromtool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs promtool from bin/")
+	}
 	root := testsupport.Root(t)
 	promtool := filepath.Join(root, "bin", "promtool")
 	if _, err := os.Stat(promtool); err != nil {

@@ -46,6 +46,9 @@ func shippedWorkload(t *testing.T, root string) string {
 }
 
 func TestOpenSearchBenchmarkCellMatchesTheEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs OpenSearch Benchmark from bin/ against a real node")
+	}
 	root := testsupport.Root(t)
 	osbBin := filepath.Join(root, "bin", "venv-osb", "bin", "opensearch-benchmark")
 	if _, err := os.Stat(osbBin); err != nil {
