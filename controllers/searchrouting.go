@@ -16,11 +16,10 @@ import (
 )
 
 // Shard allocation awareness settings: weighted routing needs its attribute among the
-// awareness attributes, with every value forced (OpenSearch refuses a zero weight for a
-// value it does not know).
-const (
-	awarenessSetting = "cluster.routing.allocation.awareness.attributes"
-	forcedSetting    = "cluster.routing.allocation.awareness.force." + managed.NodeAttribute + ".values"
+// awareness attributes, with every value forced.
+var (
+	awarenessSetting = rollout.AwarenessSetting
+	forcedSetting    = rollout.ForcedAwarenessSetting(managed.NodeAttribute)
 )
 
 // routeSearchesAway weighs the nodes about to restart out of shard search routing, so no

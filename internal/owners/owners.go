@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
@@ -48,6 +49,9 @@ var Table = []Owner{
 	{indexspec.SettingMaxSliceCount, "index", "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
 	{indexspec.RestoreMarkerSetting, "index", "VectorIndex · ensure index (restore)", "set by the restore request as OpenSearch creates the index; removed once the index carries the object's `_meta`"},
 	{rollout.AllocationSetting, "cluster (persistent)", "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
+	{rollout.AwarenessSetting, "cluster (persistent)", "SearchCluster (managed) · roll out", "the node attribute added to the user's own before a node restarts with search weights; the value before is recorded in `status.settingsBeforeRestart` and put back once every node is back"},
+	{rollout.ForcedAwarenessSetting(managed.NodeAttribute), "cluster (persistent)", "SearchCluster (managed) · roll out", "every node's value, with the awareness attributes above; put back as they are"},
+	{rollout.ExcludeSetting, "cluster (persistent)", "SearchCluster (managed) · drain nodes", "the nodes the operator drains (a shrinking or removed pool; a node holding the only copy of a shard before its restart) are added, and lifted once gone or back; names it did not add are left alone (`status.drainingNodes` records its own)"},
 	{"every key of a pool's `opensearch.yml`", "node", "SearchCluster (managed) · apply objects (the pool's ConfigMap)", "on a spec change; static, so pods restart onto it one step at a time"},
 }
 

@@ -11,12 +11,13 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
 // written are the setting keys the code writes, from the builders themselves: what a
 // VectorIndex creates (every option set) and converges (tuned), what a BenchmarkRun holds,
-// and the rolling restart's cluster setting.
+// and the rolling restart's and the drains' cluster settings.
 func written() []string {
 	spec := v1alpha1.VectorIndexSpec{
 		Shards: 2, Replicas: 1, RefreshInterval: "1s",
@@ -33,7 +34,7 @@ func written() []string {
 	}
 	out = append(out, benchrun.HeldSettings...)
 	out = append(out, indexspec.RestoreMarkerSetting) // the restore request's index_settings
-	out = append(out, rollout.AllocationSetting)
+	out = append(out, rollout.AllocationSetting, rollout.ExcludeSetting, rollout.AwarenessSetting, rollout.ForcedAwarenessSetting(managed.NodeAttribute))
 	slices.Sort(out)
 	return slices.Compact(out)
 }

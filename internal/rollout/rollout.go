@@ -532,3 +532,13 @@ const AllocationSetting = "cluster.routing.allocation.enable"
 
 // ExcludeSetting lists the nodes shards move off: drained nodes.
 const ExcludeSetting = "cluster.routing.allocation.exclude._name"
+
+// AwarenessSetting lists the node attributes shard allocation is aware of. A restart's
+// weighted search routing needs its node attribute among them, kept with the user's own.
+const AwarenessSetting = "cluster.routing.allocation.awareness.attributes"
+
+// ForcedAwarenessSetting lists the forced values of an awareness attribute: OpenSearch
+// refuses a zero search weight for a value it does not know.
+func ForcedAwarenessSetting(attribute string) string {
+	return "cluster.routing.allocation.awareness.force." + attribute + ".values"
+}
