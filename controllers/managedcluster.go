@@ -787,7 +787,7 @@ func (r *SearchClusterReconciler) refreshReadiness(ctx context.Context, sc *v1al
 }
 
 // restartSettings are the persistent cluster settings a rolling restart changes.
-var restartSettings = []string{rollout.AllocationSetting, awarenessSetting, forcedSetting}
+var restartSettings = []string{rollout.AllocationSetting, rollout.AwarenessSetting, forcedSetting}
 
 // prepareRestart restricts allocation to primaries, flushes, and weighs the data nodes
 // about to stop out of search routing, before a serving node goes down. A node that serves
@@ -858,7 +858,7 @@ func (r *SearchClusterReconciler) endRestart(ctx context.Context, sc *v1alpha1.S
 		if err := removeSearchWeights(ctx, osClient); err != nil {
 			return err
 		}
-		restore[awarenessSetting], restore[forcedSetting] = before(sc, awarenessSetting), before(sc, forcedSetting)
+		restore[rollout.AwarenessSetting], restore[forcedSetting] = before(sc, rollout.AwarenessSetting), before(sc, forcedSetting)
 	}
 	if len(restore) > 0 {
 		if err := osClient.PutPersistentClusterSettings(ctx, restore); err != nil {

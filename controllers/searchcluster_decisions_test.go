@@ -281,7 +281,7 @@ func TestRollOutStep(t *testing.T) {
 func TestRestartWeighsSearchesAway(t *testing.T) {
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
 	sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1},
-		NodePools: []v1alpha1.NodePool{{Name: "data", AdditionalConfig: map[string]string{awarenessSetting: "zone"}}}}
+		NodePools: []v1alpha1.NodePool{{Name: "data", AdditionalConfig: map[string]string{rollout.AwarenessSetting: "zone"}}}}
 	names := []string{"vectors-data-0", "vectors-data-1", "vectors-data-2"}
 	nodes := func(attribute bool) []opensearch.NodeVariant {
 		var out []opensearch.NodeVariant
@@ -329,7 +329,7 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 			t.Errorf("%s: weights %+v after %d writes; want %v written once at version -1", tc.name, tc.f.routing, tc.f.weightPuts, tc.wantWeights)
 		}
 		awareness := tc.f.puts[len(tc.f.puts)-1]
-		if awareness[awarenessSetting] != "zone,vectorpilot_node" || awareness[forcedSetting] != strings.Join(names, ",") {
+		if awareness[rollout.AwarenessSetting] != "zone,vectorpilot_node" || awareness[forcedSetting] != strings.Join(names, ",") {
 			t.Errorf("%s: awareness settings %v; want the pools' zone kept, the node attribute added, every node forced", tc.name, awareness)
 		}
 	}
@@ -339,10 +339,10 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 		f                     fakeCluster
 		wantDeletes, wantPuts int
 	}{
-		{"the restart's weights go", fakeCluster{settings: map[string]string{awarenessSetting: "zone,vectorpilot_node"},
+		{"the restart's weights go", fakeCluster{settings: map[string]string{rollout.AwarenessSetting: "zone,vectorpilot_node"},
 			routing: opensearch.SearchRouting{Weights: map[string]string{"vectors-data-1": "0"}, Version: 3}}, 1, 1},
-		{"awareness left without weights (a crash between the two) goes", fakeCluster{settings: map[string]string{awarenessSetting: "vectorpilot_node"}}, 0, 1},
-		{"the user's own awareness is left alone", fakeCluster{settings: map[string]string{awarenessSetting: "zone"},
+		{"awareness left without weights (a crash between the two) goes", fakeCluster{settings: map[string]string{rollout.AwarenessSetting: "vectorpilot_node"}}, 0, 1},
+		{"the user's own awareness is left alone", fakeCluster{settings: map[string]string{rollout.AwarenessSetting: "zone"},
 			routing: opensearch.SearchRouting{Weights: map[string]string{"zone-a": "0"}}}, 0, 0},
 	} {
 		if err := reconcilerWith(&tc.f).endRestart(context.Background(), sc.DeepCopy()); err != nil {
@@ -352,7 +352,7 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 			t.Errorf("%s: %d weight deletions, setting writes %v; want %d, %d", tc.name, tc.f.weightDeletes, tc.f.puts, tc.wantDeletes, tc.wantPuts)
 		}
 		if tc.wantPuts == 1 {
-			if v, ok := tc.f.puts[0][awarenessSetting]; !ok || v != nil {
+			if v, ok := tc.f.puts[0][rollout.AwarenessSetting]; !ok || v != nil {
 				t.Errorf("%s: awareness setting written %v, want reset", tc.name, tc.f.puts[0])
 			}
 		}
@@ -415,12 +415,12 @@ func TestRestartPutsBackTheUsersSettings(t *testing.T) {
 		after func(map[string]string) // what someone changes while the restart runs
 		want  map[string]string
 	}{
-		{"zone awareness", map[string]string{awarenessSetting: "zone", "cluster.routing.allocation.awareness.force.zone.values": "a,b"}, nil, nil},
-		{"allocation and awareness", map[string]string{rollout.AllocationSetting: "all", awarenessSetting: "zone,rack"}, nil, nil},
+		{"zone awareness", map[string]string{rollout.AwarenessSetting: "zone", "cluster.routing.allocation.awareness.force.zone.values": "a,b"}, nil, nil},
+		{"allocation and awareness", map[string]string{rollout.AllocationSetting: "all", rollout.AwarenessSetting: "zone,rack"}, nil, nil},
 		{"nothing set", map[string]string{}, nil, nil},
-		{"allocation changed meanwhile", map[string]string{awarenessSetting: "zone"},
+		{"allocation changed meanwhile", map[string]string{rollout.AwarenessSetting: "zone"},
 			func(s map[string]string) { s[rollout.AllocationSetting] = "none" },
-			map[string]string{awarenessSetting: "zone", rollout.AllocationSetting: "none"}},
+			map[string]string{rollout.AwarenessSetting: "zone", rollout.AllocationSetting: "none"}},
 	} {
 		sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
 		sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1}, NodePools: []v1alpha1.NodePool{{Name: "data"}}}
@@ -440,8 +440,8 @@ func TestRestartPutsBackTheUsersSettings(t *testing.T) {
 		if during[rollout.AllocationSetting] != "primaries" || !weighed(during) {
 			t.Fatalf("%s: during the restart %v; want allocation primaries and the node attribute weighed", tc.name, during)
 		}
-		if a := strings.Split(during[awarenessSetting], ","); tc.user[awarenessSetting] != "" && !slices.Contains(a, strings.Split(tc.user[awarenessSetting], ",")[0]) {
-			t.Errorf("%s: awareness during the restart %v dropped the user's %q", tc.name, a, tc.user[awarenessSetting])
+		if a := strings.Split(during[rollout.AwarenessSetting], ","); tc.user[rollout.AwarenessSetting] != "" && !slices.Contains(a, strings.Split(tc.user[rollout.AwarenessSetting], ",")[0]) {
+			t.Errorf("%s: awareness during the restart %v dropped the user's %q", tc.name, a, tc.user[rollout.AwarenessSetting])
 		}
 		if tc.after != nil {
 			tc.after(during)

@@ -15,12 +15,9 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
-// Shard allocation awareness settings: weighted routing needs its attribute among the
-// awareness attributes, with every value forced.
-var (
-	awarenessSetting = rollout.AwarenessSetting
-	forcedSetting    = rollout.ForcedAwarenessSetting(managed.NodeAttribute)
-)
+// forcedSetting forces every value of the node attribute: weighted routing needs its
+// attribute among the awareness attributes (rollout.AwarenessSetting), every value forced.
+var forcedSetting = rollout.ForcedAwarenessSetting(managed.NodeAttribute)
 
 // routeSearchesAway weighs the nodes about to restart out of shard search routing, so no
 // search starts its query phase there while the node's preStop keeps it serving the ones
@@ -39,8 +36,8 @@ func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.Se
 		return nil
 	}
 	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{
-		awarenessSetting: strings.Join(awarenessAttributes(sc), ","),
-		forcedSetting:    strings.Join(slices.Sorted(maps.Keys(weights)), ","),
+		rollout.AwarenessSetting: strings.Join(awarenessAttributes(sc), ","),
+		forcedSetting:            strings.Join(slices.Sorted(maps.Keys(weights)), ","),
 	}); err != nil {
 		return fmt.Errorf("setting the node awareness attribute before a restart: %w", err)
 	}
@@ -62,7 +59,7 @@ func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.Se
 
 // weighed says whether the persistent settings hold the restart's awareness attribute.
 func weighed(settings map[string]string) bool {
-	return slices.Contains(strings.Split(settings[awarenessSetting], ","), managed.NodeAttribute)
+	return slices.Contains(strings.Split(settings[rollout.AwarenessSetting], ","), managed.NodeAttribute)
 }
 
 // removeSearchWeights deletes the weights on the per-node attribute, if any.
@@ -82,11 +79,11 @@ func removeSearchWeights(ctx context.Context, osClient clusterAPI) error {
 // the persistent setting replaces the configured one while it is set.
 func awarenessAttributes(sc *v1alpha1.SearchCluster) []string {
 	var configured []string
-	if v, ok := sc.Status.SettingsBeforeRestart[awarenessSetting]; ok {
+	if v, ok := sc.Status.SettingsBeforeRestart[rollout.AwarenessSetting]; ok {
 		configured = strings.Split(v, ",")
 	} else {
 		for _, p := range sc.Spec.Managed.NodePools {
-			configured = append(configured, strings.Split(p.AdditionalConfig[awarenessSetting], ",")...)
+			configured = append(configured, strings.Split(p.AdditionalConfig[rollout.AwarenessSetting], ",")...)
 		}
 	}
 	var out []string

@@ -3,6 +3,7 @@ package helmchart
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,14 +44,7 @@ func ValuesTable(dir string) (string, error) {
 	walk = func(node schemaNode, path []string, value any) {
 		if len(node.Properties) > 0 {
 			m, _ := value.(map[string]any)
-			keys := slices.Sorted(func(yield func(string) bool) {
-				for k := range node.Properties {
-					if !yield(k) {
-						return
-					}
-				}
-			})
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(node.Properties)) {
 				walk(node.Properties[k], append(slices.Clone(path), k), m[k])
 			}
 			return
