@@ -27,7 +27,7 @@ tools:
 	hack/install-tools.sh
 
 ## real-parts: kube-apiserver, etcd, scheduler, controller-manager, OpenSearch + k-NN (the pinned
-## version and the one the e2e upgrade starts from), S3 server,
+## version, the one the e2e upgrade starts from, and the previous major's), S3 server,
 ## promtool and Prometheus, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, the real
 ## node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS, a Debian rootfs for images) and
 ## Argo Workflows (workflow controller, executor, install.yaml)
@@ -37,6 +37,7 @@ real-parts:
 	hack/install-opensearch.sh >/dev/null
 	OPENSEARCH_VERSION=$(OPENSEARCH_UPGRADE_FROM_VERSION) OPENSEARCH_ARTIFACT_VERSIONS=$(OPENSEARCH_UPGRADE_FROM_ARTIFACTS) \
 		hack/install-opensearch.sh >/dev/null
+	OPENSEARCH_VERSION=$(OPENSEARCH_PREVIOUS_MAJOR_VERSION) hack/install-opensearch.sh >/dev/null
 	hack/install-s3.sh >/dev/null
 	hack/install-promtool.sh >/dev/null
 	hack/install-nginx.sh >/dev/null

@@ -23,6 +23,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
@@ -645,6 +646,54 @@ func TestPreflightReadsTheRealNodesIndexes(t *testing.T) {
 	refused := rollout.Preflight(fmt.Sprintf("%d.0.0", next+2), read)
 	if want := index + ": created by OpenSearch " + info.Version; len(refused) != 1 || !strings.HasPrefix(refused[0], want) {
 		t.Errorf("two majors on: %q, want %q…", refused, want)
+	}
+}
+
+// TestPreflightRefusesWhatTheNextMajorDrops: on a real node of the previous major
+// (devenv.PreviousMajorVersion), an index takes its vectors' space type from
+// index.knn.space_type, as the 2.x line allowed for fields without a method. The pre-flight,
+// reading that node, refuses an upgrade to this major and names the index and the setting.
+// The node is then upgraded in place anyway, to show what the refusal prevents: the real
+// node of the new major opens the index but archives the setting, so its field's space
+// type silently falls back to the default.
+func TestPreflightRefusesWhatTheNextMajorDrops(t *testing.T) {
+	testsupport.Integration(t)
+	root := testsupport.Root(t)
+	const name, index = "ctl-major", "cosine-by-index-setting"
+	node, err := devenv.StartNode(root, name, devenv.NodeOptions{Version: devenv.PreviousMajorVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Destroy() })
+	testsupport.Send(t, http.MethodPut, node.URL+"/"+index, `{"settings":{"index.knn":true,"index.knn.space_type":"cosinesimil","number_of_replicas":0},`+
+		`"mappings":{"properties":{"embedding":{"type":"knn_vector","dimension":4}}}}`)
+	indexes, err := osClient(t, node.URL).IndexSettings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := osClient(t, testsupport.OpenSearchURL(t)).Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := rollout.Preflight(target.Version, map[string]rollout.IndexSettings{index: indexes[index]})
+	if want := index + ": sets index.knn.space_type"; len(refused) != 1 || !strings.HasPrefix(refused[0], want) {
+		t.Fatalf("pre-flight of %s → %s: %q, want %q…", node.Version, target.Version, refused, want)
+	}
+	t.Logf("pre-flight of %s → %s: %s", node.Version, target.Version, refused[0])
+
+	if err := node.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	upgraded, err := devenv.StartNode(root, name, devenv.NodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := osClient(t, upgraded.URL).IndexSettings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := after[index]["index.knn.space_type"]; kept || after[index]["archived.index.knn.space_type"] != "cosinesimil" {
+		t.Errorf("%s upgraded in place to %s: the index's settings are %v; want index.knn.space_type archived", node.Version, upgraded.Version, after[index])
 	}
 }
 

@@ -9,18 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 out="$BIN_DIR/k8s/$KUBE_VERSION"
 
-packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]} from Debian's packages"
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-  fi
-fi
+apt_install containerd runc containernetworking-plugins iptables conntrack debootstrap
 
 "$(dirname "$0")/install-kube.sh" kubelet kube-proxy
 

@@ -21,9 +21,26 @@ exec 9>"$BIN_DIR/.opensearch-$OPENSEARCH_VERSION.lock"
 flock 9
 assembled && { echo "$home"; exit 0; }
 
+major=${OPENSEARCH_VERSION%%.*}
 # component table: folder | plugin classname ("-" for lib/) | extended plugins | artifacts.
 # Artifacts are group:artifact[:version[:type]]; the version defaults to OPENSEARCH_VERSION.
 components() {
+  if [ "$major" -lt 3 ]; then
+    # The 2.x line (the major upgrade's start): module classes before 3.0 renamed them
+    # *ModulePlugin, no agent (3.0's replacement of the Java security manager), and
+    # without repository-s3, search-pipeline-common and transport-grpc, which the registry
+    # refuses at 2.19.x (measured 2026-11-26).
+    cat <<TABLE
+lib|-|-|org.opensearch:opensearch org.opensearch:opensearch-plugin-classloader org.apache.logging.log4j:log4j-core:$LOG4J_VERSION_2X
+modules/transport-netty4|org.opensearch.transport.Netty4Plugin|-|org.opensearch.plugin:transport-netty4-client
+modules/lang-painless|org.opensearch.painless.PainlessPlugin|-|org.opensearch.plugin:lang-painless
+modules/analysis-common|org.opensearch.analysis.common.CommonAnalysisPlugin|lang-painless|org.opensearch.plugin:analysis-common
+modules/mapper-extras|org.opensearch.index.mapper.MapperExtrasPlugin|-|org.opensearch.plugin:mapper-extras-client
+modules/reindex|org.opensearch.index.reindex.ReindexPlugin|-|org.opensearch.plugin:reindex-client
+plugins/opensearch-knn|from-zip|-|org.opensearch.plugin:opensearch-knn:$KNN_VERSION:zip
+TABLE
+    return
+  fi
   cat <<TABLE
 lib|-|-|org.opensearch:opensearch org.opensearch:opensearch-plugin-classloader org.opensearch:opensearch-agent-bootstrap org.apache.logging.log4j:log4j-core:$LOG4J_VERSION
 modules/transport-netty4|org.opensearch.transport.Netty4ModulePlugin|-|org.opensearch.plugin:transport-netty4-client
@@ -80,14 +97,23 @@ POM
 POM
 }
 
+# The Java release a module needs: 3.x runs on 21+; the 2.x line on 11 to 23 (JDK 24
+# dropped the security manager it runs under).
+java_version=21
+[ "$major" -lt 3 ] && java_version=11
+
+# write_descriptor writes the plugin descriptor Maven lacks and, for the 2.x line, the
+# module's security policy (hack/opensearch/policies-2.x/), which the distribution carries.
 write_descriptor() {
   local dir=$1 name=$2 classname=$3 extended=$4
+  local policy="$ROOT_DIR/hack/opensearch/policies-2.x/$name.policy"
+  if [ "$major" -lt 3 ] && [ -f "$policy" ]; then cp "$policy" "$dir/plugin-security.policy"; fi
   {
     echo "description=$name (assembled from Maven Central by vectorpilot)"
     echo "version=$OPENSEARCH_VERSION"
     echo "name=$name"
     echo "classname=$classname"
-    echo "java.version=21"
+    echo "java.version=$java_version"
     echo "opensearch.version=$OPENSEARCH_VERSION"
     [ "$extended" != "-" ] && echo "extended.plugins=$extended"
     echo "has.native.controller=false"
@@ -114,6 +140,8 @@ drop_duplicates() {
 
 # Read once here, so a failure in it (an unset version) stops the script.
 table=$(components)
+# The 2.x line's JDK (hack/opensearch.sh picks it by the version's major).
+if [ "$major" -lt 3 ]; then apt_install openjdk-17-jre-headless; fi
 
 log "fetching OpenSearch $OPENSEARCH_VERSION and k-NN $KNN_VERSION from Maven Central"
 write_poms

@@ -21,6 +21,19 @@ apt_download() {
   apt-get download "$@" >/dev/null
 }
 
+# apt_install installs the Debian packages not installed yet; the package lists are
+# refreshed once when the first attempt cannot find one.
+apt_install() {
+  local p missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]} from Debian's packages"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
 # deb_binary copies one file out of a Debian package, without a system install, to dest
 # (written whole or not at all); nothing is done when dest exists.
 deb_binary() {

@@ -21,11 +21,16 @@ RUN_USER_ID=${OPENSEARCH_UID:-65534} # OpenSearch refuses to run as root
 
 java_bin() {
   # The 3.x line needs JDK 21+ (Lucene 10's Panama vector code); Temurin 25 is the machine's.
-  local j
-  for j in ${OPENSEARCH_JAVA_HOME:-} /usr/lib/jvm/temurin-25-jdk-* /usr/lib/jvm/temurin-2[1-9]-* /usr/lib/jvm/java-2[1-9]-*; do
+  # The 2.x line runs under the Java security manager, which JDK 24 removed: JDK 17 to 23
+  # (hack/install-opensearch.sh installs Debian's 17).
+  local j candidates=(/usr/lib/jvm/temurin-25-jdk-* /usr/lib/jvm/temurin-2[1-9]-* /usr/lib/jvm/java-2[1-9]-*) wanted="21+"
+  if [ "${OPENSEARCH_VERSION%%.*}" -lt 3 ]; then
+    candidates=(/usr/lib/jvm/java-17-openjdk-* /usr/lib/jvm/temurin-17-* /usr/lib/jvm/java-21-openjdk-* /usr/lib/jvm/temurin-21-*) wanted="17 to 23"
+  fi
+  for j in ${OPENSEARCH_JAVA_HOME:-} "${candidates[@]}"; do
     [ -x "$j/bin/java" ] && { echo "$j/bin/java"; return 0; }
   done
-  die "no JDK 21+ found under /usr/lib/jvm (set OPENSEARCH_JAVA_HOME)"
+  die "no JDK $wanted for OpenSearch $OPENSEARCH_VERSION found under /usr/lib/jvm (set OPENSEARCH_JAVA_HOME)"
 }
 
 cmd=${1:-}; name=${2:-}

@@ -41,6 +41,7 @@ func TestVersionsHaveOneHome(t *testing.T) {
 		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
 		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
 		{"sandbox.UpgradeFromVersion", sandbox.UpgradeFromVersion, "OPENSEARCH_UPGRADE_FROM_VERSION"},
+		{"devenv.PreviousMajorVersion", devenv.PreviousMajorVersion, "OPENSEARCH_PREVIOUS_MAJOR_VERSION"},
 		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
 		{"go.mod github.com/argoproj/argo-workflows/v3", argo[1], "ARGO_WORKFLOWS_VERSION"},
 		{"go.mod github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", monitoring[1], "PROMETHEUS_OPERATOR_VERSION"},

@@ -223,7 +223,16 @@ type NodeOptions struct {
 	// AnyHealth: the start waits only for an HTTP answer, not for health yellow (a node
 	// whose indexes are red until something restores them).
 	AnyHealth bool
+	// Version is the OpenSearch version to run (an assembled home of `make real-parts`:
+	// hack/versions.env's OPENSEARCH_VERSION when empty, its upgrade's start, or
+	// PreviousMajorVersion). Stopped and started again at a newer version, a node
+	// upgrades its data in place.
+	Version string
 }
+
+// PreviousMajorVersion is the OpenSearch release of the previous major a node can run
+// here (hack/versions.env OPENSEARCH_PREVIOUS_MAJOR_VERSION).
+const PreviousMajorVersion = "2.19.1"
 
 // S3ClientConfig is the opensearch.yml of a node whose default S3 client talks to a local
 // S3-compatible server.
@@ -252,6 +261,9 @@ func StartNode(root, name string, opts NodeOptions) (*Node, error) {
 	}
 	if opts.AnyHealth {
 		env = append(env, "OPENSEARCH_WAIT_FOR=http")
+	}
+	if opts.Version != "" {
+		env = append(env, "OPENSEARCH_VERSION="+opts.Version)
 	}
 	out, err := script(root, env, "start", name)
 	if err != nil {
