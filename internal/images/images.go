@@ -95,6 +95,16 @@ func addTree(tw *tar.Writer, t Tree, dirs map[string]bool) error {
 			if link, err = os.Readlink(p); err != nil {
 				return err
 			}
+			if target != "" && leaves(t.Source, p, link) {
+				// Placed below the image's root, a link out of the tree dangles (Debian's JDK
+				// links its conf/ files into /etc): a file it names goes in as the file, any
+				// other target is left out.
+				resolved, err := os.Stat(p)
+				if err != nil || !resolved.Mode().IsRegular() {
+					return nil
+				}
+				info, link = resolved, ""
+			}
 		}
 		if !info.Mode().IsRegular() && !info.IsDir() && info.Mode()&fs.ModeSymlink == 0 {
 			return nil // devices, sockets and pipes do not belong in an image
@@ -143,6 +153,15 @@ func addTree(tw *tar.Writer, t Tree, dirs map[string]bool) error {
 		_, err = io.Copy(tw, f)
 		return err
 	})
+}
+
+// leaves says whether the symlink at p, pointing at link, points outside the tree at root.
+func leaves(root, p, link string) bool {
+	if filepath.IsAbs(link) {
+		return true
+	}
+	rel, err := filepath.Rel(root, filepath.Join(filepath.Dir(p), link))
+	return err != nil || rel == ".." || strings.HasPrefix(rel, "../")
 }
 
 // Image is an image to build: layers (uncompressed tar files, bottom first) and config.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"crypto/sha256"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,19 +58,9 @@ func TestLayersAreReproducibleAndOwned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, _ := os.Open(path)
-		defer f.Close()
 		var hdrs []*tar.Header
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			hdrs = append(hdrs, h)
+		for _, e := range layerEntries(t, path) {
+			hdrs = append(hdrs, e.hdr)
 		}
 		return sha256.Sum256(data), hdrs
 	}
@@ -88,5 +79,82 @@ func TestLayersAreReproducibleAndOwned(t *testing.T) {
 	want := []string{"usr/", "usr/share/", "usr/share/app/", "usr/share/app/bin/", "usr/share/app/bin/tool", "usr/share/app/link"}
 	if !slices.Equal(names, want) {
 		t.Errorf("entries %v, want %v", names, want)
+	}
+}
+
+// TestLinksOutOfATreeAreResolved: a tree placed below the image's root (a JDK whose conf/
+// files link into /etc) keeps its links within the tree, gets a file a link out of it
+// names as that file, and leaves out a link out of it to anything else.
+func TestLinksOutOfATreeAreResolved(t *testing.T) {
+	outside, src := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "java.security"), []byte("policy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(src, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "release"), []byte("17\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, to := range map[string]string{
+		"conf/java.security": filepath.Join(outside, "java.security"),
+		"conf/relative":      filepath.Join("..", "..", filepath.Base(outside), "java.security"),
+		"docs":               outside,
+		"conf/release":       "../release",
+	} {
+		if err := os.Symlink(to, filepath.Join(src, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "layer.tar")
+	if err := WriteLayer(path, Tree{Source: src, Target: "opt/jdk"}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range layerEntries(t, path) {
+		switch e.hdr.Typeflag {
+		case tar.TypeSymlink:
+			got[e.hdr.Name] = "-> " + e.hdr.Linkname
+		case tar.TypeReg:
+			got[e.hdr.Name] = e.body
+		}
+	}
+	// t.TempDir's folders are siblings: conf/relative climbs out of src into outside.
+	want := map[string]string{"opt/jdk/release": "17\n", "opt/jdk/conf/release": "-> ../release",
+		"opt/jdk/conf/java.security": "policy\n", "opt/jdk/conf/relative": "policy\n"}
+	if !maps.Equal(got, want) {
+		t.Errorf("layer entries %v, want %v", got, want)
+	}
+}
+
+// layerEntry is one entry of a layer tar: its header and, for a file, its content.
+type layerEntry struct {
+	hdr  *tar.Header
+	body string
+}
+
+// layerEntries reads the layer tar at path.
+func layerEntries(t *testing.T, path string) []layerEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var entries []layerEntry
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return entries
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, layerEntry{hdr: h, body: string(body)})
 	}
 }
