@@ -337,10 +337,10 @@ func keyValues(out []byte) map[string]string {
 	return kv
 }
 
-// JavaHome is the JDK hack/opensearch.sh runs nodes with (OPENSEARCH_JAVA_HOME, else the
-// newest JDK 21+ under /usr/lib/jvm).
-func JavaHome(root string) (string, error) {
-	out, err := script(root, nil, "java-home")
+// JavaHome is the JDK hack/opensearch.sh runs nodes of an OpenSearch version with
+// (OPENSEARCH_JAVA_HOME, else a JDK under /usr/lib/jvm the version's major runs on).
+func JavaHome(root, version string) (string, error) {
+	out, err := script(root, append(os.Environ(), "OPENSEARCH_VERSION="+version), "java-home")
 	return strings.TrimSpace(string(out)), err
 }
 

@@ -189,15 +189,10 @@ type imageBuild struct {
 }
 
 // importImages builds (once per input change, cached in bin/images) and imports the pause,
-// operator, Argo Workflows, Prometheus Operator, Prometheus and both OpenSearch images.
+// operator, Argo Workflows, Prometheus Operator, Prometheus and the three OpenSearch images.
 func (s *Sandbox) importImages() error {
 	root := s.root
 	hack := filepath.Join(root, "hack", "images")
-	// The image carries the JDK the local nodes run with.
-	jdk, err := devenv.JavaHome(root)
-	if err != nil {
-		return err
-	}
 	argoexec, workflowController, argoVersion := filepath.Join(s.argo, "argoexec"), filepath.Join(s.argo, "workflow-controller"), filepath.Base(s.argo)
 	promOperator, reloader, prometheus := filepath.Join(s.prometheusOperator, "operator"), filepath.Join(s.prometheusOperator, "prometheus-config-reloader"), filepath.Join(s.prometheusOperator, "prometheus")
 	goSources := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"), filepath.Join(root, "Dockerfile"),
@@ -221,7 +216,12 @@ func (s *Sandbox) importImages() error {
 			return images.Static(w, prometheus, PrometheusImage, images.NobodyUID)
 		}},
 	}
-	for _, version := range []string{UpgradeFromVersion, OpenSearchVersion} {
+	for _, version := range []string{devenv.PreviousMajorVersion, UpgradeFromVersion, OpenSearchVersion} {
+		// The image carries the JDK the local nodes of its version run with.
+		jdk, err := devenv.JavaHome(root, version)
+		if err != nil {
+			return err
+		}
 		in := images.OpenSearchInputs{
 			RootFS:  filepath.Join(root, "bin", "images", "rootfs-bookworm"),
 			Home:    filepath.Join(root, "bin", "opensearch-"+version),
