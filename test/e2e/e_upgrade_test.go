@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,13 +30,9 @@ const writeRate = 10
 // operator's pod is force-deleted once the first node runs the new version: its successor
 // takes the upgrade over halfway, from what the cluster and the status say. Besides
 // rollUnderLoad's guarantees (no failed query, never red, no pod stopped while a holder of
-// its copies was down, the elected cluster manager handed over): every acknowledged write
-// is found after, the elected cluster manager goes last, the nodes report the new version,
-// status.version, the k-NN plugin version and newestNodeVersion follow, and the top 10 of
-// 50 fixed queries are the same before and after.
+// its copies was down, the elected cluster manager handed over), upgradeUnderLoad's.
 func TestVersionUpgradeUnderLoad(t *testing.T) {
 	integration(t)
-	ctx := context.Background()
 	sc := sandboxCluster(t)
 	from, to := sandbox.UpgradeFromVersion, sandbox.OpenSearchVersion
 	if sc.Status.Version != from {
@@ -44,8 +41,24 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 	base := clientServiceURL(t, sc)
 	waitGreen(t, sc, base, 5*time.Minute)
 	failedStartSetBack(t, sc, base, from, to)
+	before, after := upgradeUnderLoad(t, sc, base, from, to, killOperatorMidway(t))
+	for i := range before {
+		if !slices.Equal(after[i], before[i]) {
+			t.Errorf("query %d: top 10 %v after the upgrade, %v before", i, after[i], before[i])
+		}
+	}
+}
+
+// upgradeUnderLoad upgrades sc from version `from` to `to` (spec.managed.version and the
+// image) by rollUnderLoad, with midway, while a writer indexes documents, and checks: every
+// acknowledged write is found after, the elected cluster manager goes last, the nodes report
+// the new version, status.version, the k-NN plugin version and newestNodeVersion follow,
+// and going back is refused. It returns the top 10 of 50 fixed queries before and after.
+func upgradeUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, base, from, to string, midway func(restarted int) bool) (before, after [][]string) {
+	t.Helper()
+	ctx := context.Background()
 	queries := fixedQueries(50)
-	wantTop := topTens(t, base, "docs-v1", queries)
+	before = topTens(t, base, "docs-v1", queries)
 	elected := strings.TrimSpace(get(t, base+"/_cat/cluster_manager?h=node"))
 
 	writes := startWriter(t, base, "upgrade-writes")
@@ -54,7 +67,7 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 	seen := rollUnderLoad(t, sc, func() {
 		sc.Spec.Managed.Version = to
 		sc.Spec.Managed.Image = sandbox.OpenSearchImageOf(to)
-	}, killOperatorMidway(t))
+	}, midway, acrossMajors(from, to, versions))
 	took := time.Since(started)
 	acked, failed, errs := writes.stop()
 	events, mixed := versions.stop()
@@ -82,17 +95,34 @@ func TestVersionUpgradeUnderLoad(t *testing.T) {
 		return sc.Status.Version == to && sc.Status.KNNPluginVersion == to+".0" && sc.Status.NewestNodeVersion == to,
 			fmt.Sprintf("status.version %q, knnPluginVersion %q, newestNodeVersion %q", sc.Status.Version, sc.Status.KNNPluginVersion, sc.Status.NewestNodeVersion)
 	})
-	gotTop := topTens(t, base, "docs-v1", queries)
-	for i := range queries {
-		if !slices.Equal(gotTop[i], wantTop[i]) {
-			t.Errorf("query %d: top 10 %v after the upgrade, %v before", i, gotTop[i], wantTop[i])
-		}
-	}
+	after = topTens(t, base, "docs-v1", queries)
 	// Every node has run the new version now: going back is refused, with why.
 	back := sc.DeepCopy()
 	back.Spec.Managed.Version, back.Spec.Managed.Image = from, sandbox.OpenSearchImageOf(from)
 	if err := k8s.Update(ctx, back); err == nil || !strings.Contains(err.Error(), "cannot go below a version a node of the cluster has run") {
 		t.Errorf("setting the version back to %s after the upgrade: %v, want it refused naming status.newestNodeVersion", from, err)
+	}
+	return before, after
+}
+
+// acrossMajors is what an upgrade from one major to the next is known to fail of queries,
+// nil within a major. The k-NN plugin gates fields of its query on the cluster's lowest
+// node version (3.0 added some), which nodes learn at different moments when the last node
+// of the old version leaves: a shard then reads a query written for the other view and
+// fails ("unexpected byte"), and the search's retry on another copy may land on the node
+// that is leaving (weighted routing fails open to it: "node_not_connected"). Both are
+// excused in the seconds around that moment only.
+func acrossMajors(from, to string, versions *versionWatch) *knownFailure {
+	if major, _, _ := strings.Cut(from, "."); strings.HasPrefix(to, major+".") {
+		return nil
+	}
+	return &knownFailure{
+		tracked: "opensearch-project/k-NN#1622 (fix: k-NN#3423, open)",
+		matches: func(f failedQuery) bool {
+			_, last := versions.mixedWindow()
+			return (strings.Contains(f.err, "unexpected byte") || strings.Contains(f.err, "node_not_connected_exception")) &&
+				f.sent.After(last.Add(-20*time.Second)) && f.sent.Before(last.Add(15*time.Second))
+		},
 	}
 }
 
@@ -177,9 +207,9 @@ func failedStartSetBack(t *testing.T, sc *v1alpha1.SearchCluster, base, from, to
 	}
 	p := phases[0]
 	t.Logf("failed start: %s reported PodsFailing after %s (%q); set back to %s, Ready and green after %s; %d queries, %d failed, p99 %s %v",
-		restarted[0], reported.Round(time.Second), failing.Message, from, recovered.Round(time.Second), p.total, p.failed, ms(p.latency.ValueAtQuantile(99)), p.errors)
-	if p.failed > 0 {
-		t.Errorf("%d of %d queries failed during the failed start and its set-back: %v", p.failed, p.total, p.errors)
+		restarted[0], reported.Round(time.Second), failing.Message, from, recovered.Round(time.Second), p.total, len(p.failures), ms(p.latency.ValueAtQuantile(99)), p.failures[:min(5, len(p.failures))])
+	if len(p.failures) > 0 {
+		t.Errorf("%d of %d queries failed during the failed start and its set-back: %v", len(p.failures), p.total, p.failures[:min(5, len(p.failures))])
 	}
 }
 
@@ -280,9 +310,17 @@ func idsFound(t *testing.T, base, index string, ids []string) int {
 // versionWatch samples the version each node reports (_cat/nodes) every second.
 type versionWatch struct {
 	done, stopped chan struct{}
+	mu            sync.Mutex
 	events        []string
 	// mixedFrom and mixedTo are the first and last samples with nodes of two versions.
 	mixedFrom, mixedTo time.Time
+}
+
+// mixedWindow is when nodes of two versions were seen together, so far.
+func (w *versionWatch) mixedWindow() (from, to time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mixedFrom, w.mixedTo
 }
 
 func watchVersions(base string) *versionWatch {
@@ -293,6 +331,7 @@ func watchVersions(base string) *versionWatch {
 		for {
 			if out, err := sandbox.Get(base + "/_cat/nodes?h=name,version"); err == nil {
 				now := time.Now()
+				w.mu.Lock()
 				distinct := map[string]bool{}
 				for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 					f := strings.Fields(line)
@@ -311,6 +350,7 @@ func watchVersions(base string) *versionWatch {
 					}
 					w.mixedTo = now
 				}
+				w.mu.Unlock()
 			}
 			select {
 			case <-w.done:

@@ -55,7 +55,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	integration(t)
 	sc := sandboxCluster(t)
 	inRounds(t, func(t *testing.T) {
-		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "auto", "none") }, nil)
+		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "auto", "none") }, nil, nil)
 	})
 }
 
@@ -66,7 +66,7 @@ func TestRollingRestartSurvivesTheOperatorsDeath(t *testing.T) {
 	integration(t)
 	sc := sandboxCluster(t)
 	inRounds(t, func(t *testing.T) {
-		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "all", "auto") }, killOperatorMidway(t))
+		rollUnderLoad(t, sc, func() { flipSearchMode(sc, "all", "auto") }, killOperatorMidway(t), nil)
 	})
 }
 
@@ -105,11 +105,19 @@ func flipSearchMode(sc *v1alpha1.SearchCluster, mode, otherwise string) {
 	sc.Spec.Managed.Search = &v1alpha1.ClusterSearch{ConcurrentSegmentSearch: &v1alpha1.ClusterConcurrentSegmentSearch{Mode: mode}}
 }
 
+// knownFailure is a query failure a part vectorpilot does not control is known to cause,
+// tracked where it is fixed: rollUnderLoad counts and logs the failed queries it matches
+// instead of failing on them.
+type knownFailure struct {
+	tracked string
+	matches func(failedQuery) bool
+}
+
 // rollUnderLoad applies change to sc, which must restart every node, and checks the
 // rolling restart under query load and a CPU hog. midway, if set, is called with the
-// number of nodes restarted so far on every poll until it returns true. It returns what
-// the pod watch saw.
-func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midway func(restarted int) bool) podsSeen {
+// number of nodes restarted so far on every poll until it returns true; known, if set,
+// excuses the failed queries it matches. It returns what the pod watch saw.
+func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midway func(restarted int) bool, known *knownFailure) podsSeen {
 	ctx := context.Background()
 	base := clientServiceURL(t, sc)
 	pool := sc.Spec.Managed.NodePools[0]
@@ -184,10 +192,19 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 		pool.Replicas, sc.Spec.Managed.UpdateStrategy.MaxUnavailable, took.Round(time.Second), hogged.Round(time.Second), colours, unanswered,
 		seen.mostNotReady, strings.Join(seen.notReadyAtMost, ", "), seen.mostStopped, health.weighedAway)
 	for _, p := range phases {
-		t.Logf("%-6s %5d queries at %d/s, %d failed, p50 %s p99 %s max %s %v", p.name, p.total, queryRate, p.failed,
-			ms(p.latency.ValueAtQuantile(50)), ms(p.latency.ValueAtQuantile(99)), ms(p.latency.Max()), p.errors)
-		if p.failed > 0 {
-			t.Errorf("%s the rolling restart: %d of %d queries failed: %v", p.name, p.failed, p.total, p.errors)
+		var unknown []string
+		for _, f := range p.failures {
+			if known == nil || !known.matches(f) {
+				unknown = append(unknown, f.String())
+			}
+		}
+		t.Logf("%-6s %5d queries at %d/s, %d failed, p50 %s p99 %s max %s %v", p.name, p.total, queryRate, len(p.failures),
+			ms(p.latency.ValueAtQuantile(50)), ms(p.latency.ValueAtQuantile(99)), ms(p.latency.Max()), p.failures[:min(5, len(p.failures))])
+		if excused := len(p.failures) - len(unknown); excused > 0 {
+			t.Logf("%s the rolling restart: %d of %d queries failed as %s says", p.name, excused, p.total, known.tracked)
+		}
+		if len(unknown) > 0 {
+			t.Errorf("%s the rolling restart: %d of %d queries failed: %v", p.name, len(unknown), p.total, unknown[:min(5, len(unknown))])
 		}
 	}
 	for name := range before {
@@ -619,13 +636,21 @@ func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }
 
 // loadPhase is what the load loop saw in one phase.
 type loadPhase struct {
-	name          string
-	total, failed int
+	name  string
+	total int
 	// latency of answered queries, in microseconds.
 	latency *hdrhistogram.Histogram
-	// errors are the first few failures.
-	errors []string
+	// failures are the failed queries, in the order they were answered.
+	failures []failedQuery
 }
+
+// failedQuery is a query of the load loop that failed: when it was sent, and why.
+type failedQuery struct {
+	sent time.Time
+	err  string
+}
+
+func (f failedQuery) String() string { return f.sent.Format(time.TimeOnly) + " " + f.err }
 
 // load sends k-NN queries at queryRate, each on its own goroutine (a slow answer does not
 // delay the next query), as an application on the official client would: opensearch-go
@@ -703,10 +728,7 @@ func (l *load) record(sent time.Time, took time.Duration, err error) {
 	b.slowest = max(b.slowest, took)
 	if err != nil {
 		b.failed++
-		p.failed++
-		if len(p.errors) < 5 {
-			p.errors = append(p.errors, err.Error())
-		}
+		p.failures = append(p.failures, failedQuery{sent: sent, err: err.Error()})
 		return
 	}
 	_ = p.latency.RecordValue(took.Microseconds())
