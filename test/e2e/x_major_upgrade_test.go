@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -69,35 +69,21 @@ func TestMajorUpgradeUnderLoad(t *testing.T) {
 	base := clientServiceURL(t, sc)
 	vectors := indexVectors(t, base, index.Spec.IndexName, majorUpgradeVectors, index.Spec.Fields[0].Dimension)
 	before, after := upgradeUnderLoad(t, sc, base, from, to, nil)
+	queries := fixedQueries(len(before))
+	exact := dataset.ExactKNN(vectors, dataset.Vectors{Dim: vectors.Dim, Data: slices.Concat(queries...)}, 10)
 	var hitsBefore, hitsAfter int
-	for i, q := range fixedQueries(len(before)) {
-		exact := exactTopTen(vectors, q)
-		b, a := hits(before[i], exact), hits(after[i], exact)
+	for i := range queries {
+		var want []string
+		for _, n := range exact[i] {
+			want = append(want, fmt.Sprintf("v-%d", n.ID))
+		}
+		b, a := hits(before[i], want), hits(after[i], want)
 		hitsBefore, hitsAfter = hitsBefore+b, hitsAfter+a
 		if a < b {
-			t.Errorf("query %d: %d of its 10 nearest neighbours in the top 10 after the upgrade, %d before (exact %v, before %v, after %v)", i, a, b, exact, before[i], after[i])
+			t.Errorf("query %d: %d of its 10 nearest neighbours in the top 10 after the upgrade, %d before (exact %v, before %v, after %v)", i, a, b, want, before[i], after[i])
 		}
 	}
 	t.Logf("recall@10 of the 50 fixed queries: %.3f at %s, %.3f at %s", float64(hitsBefore)/float64(10*len(before)), from, float64(hitsAfter)/float64(10*len(after)), to)
-}
-
-// exactTopTen are the ids of the 10 vectors nearest to q (L2), by brute force.
-func exactTopTen(vectors [][]float32, q []float32) []string {
-	ids := make([]int, len(vectors))
-	distance := make([]float64, len(vectors))
-	for i, v := range vectors {
-		ids[i] = i
-		for j := range v {
-			d := float64(v[j] - q[j])
-			distance[i] += d * d
-		}
-	}
-	slices.SortFunc(ids, func(a, b int) int { return cmp.Compare(distance[a], distance[b]) })
-	top := make([]string, 10)
-	for i := range top {
-		top[i] = fmt.Sprintf("v-%d", ids[i])
-	}
-	return top
 }
 
 // hits is how many of exact got holds.
@@ -112,19 +98,18 @@ func hits(got, exact []string) int {
 }
 
 // indexVectors writes n random vectors of dim dimensions into index's embedding field
-// (id v-<i> for vectors[i]), by bulk requests, refreshes it and returns them.
-func indexVectors(t *testing.T, base, index string, n int, dim int32) [][]float32 {
+// (id v-<i> for vector i), by bulk requests, refreshes it and returns them.
+func indexVectors(t *testing.T, base, index string, n int, dim int32) dataset.Vectors {
 	t.Helper()
 	r := rand.New(rand.NewPCG(38, 2))
-	vectors := make([][]float32, n)
+	vectors := dataset.Vectors{Dim: int(dim), Data: make([]float32, n*int(dim))}
+	for i := range vectors.Data {
+		vectors.Data[i] = r.Float32()*2 - 1
+	}
 	for start := 0; start < n; start += 1000 {
 		var bulk strings.Builder
 		for i := start; i < min(start+1000, n); i++ {
-			vectors[i] = make([]float32, dim)
-			for j := range vectors[i] {
-				vectors[i][j] = r.Float32()*2 - 1
-			}
-			fmt.Fprintf(&bulk, "{\"index\":{\"_id\":\"v-%d\"}}\n{\"embedding\":%s}\n", i, mustJSON(t, vectors[i]))
+			fmt.Fprintf(&bulk, "{\"index\":{\"_id\":\"v-%d\"}}\n{\"embedding\":%s}\n", i, mustJSON(t, vectors.At(i)))
 		}
 		if out := testsupport.Send(t, http.MethodPost, base+"/"+index+"/_bulk", bulk.String()); !strings.Contains(out, `"errors":false`) {
 			t.Fatalf("bulk indexing into %s: %.500s", index, out)
