@@ -564,8 +564,8 @@ func TestManagedRollingRestart(t *testing.T) {
 // index.knn.space_type (removed by k-NN 3.0) does not start: a Degraded condition
 // UpgradeRefused names both, no pod restarts and the cluster's settings are untouched.
 // Once the indexes are fixed the upgrade goes on by itself. The index settings are played
-// (controlledHealth): a node of the old major cannot be assembled here; internal/opensearch
-// reads them from the real node and internal/rollout's table decides on them.
+// (controlledHealth), and so is the kubelet: a 1.x node cannot be assembled here (a 2.19.1
+// node can: TestPreflightRefusesWhatTheNextMajorDrops reads a real one's settings).
 func TestUpgradePreflightRefusesWhatTheTargetCannotServe(t *testing.T) {
 	health := &controlledHealth{health: rollout.Health{Status: "green"}}
 	url := testsupport.OpenSearchURL(t)
