@@ -2,7 +2,8 @@
 # Assembles a real OpenSearch home with the k-NN plugin from Maven Central artifacts (the
 # machine cannot download a distribution tarball): lib/, modules/<name>/ and plugins/<name>/
 # laid out as the tarball lays them out, with the plugin descriptors Maven lacks written
-# here. Idempotent: the assembled home is cached under bin/opensearch-$OPENSEARCH_VERSION.
+# here, and the k-NN native libraries built from source (hack/install-knn-native.sh).
+# Idempotent: the assembled home is cached under bin/opensearch-$OPENSEARCH_VERSION.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -13,13 +14,19 @@ MAVEN_DEPENDENCY_PLUGIN=3.8.1
 home="$BIN_DIR/opensearch-$OPENSEARCH_VERSION"
 # assembled: the home is complete, with the same stand-ins (.complete lists them).
 assembled() { [ -f "$home/.complete" ] && [ "$(cat "$home/.complete")" = "$OPENSEARCH_ARTIFACT_VERSIONS" ]; }
-assembled && { echo "$home"; exit 0; }
+# install_native adds the k-NN engines' native libraries, which Maven's k-NN zip lacks,
+# built from source for the one k-NN version that source is of.
+install_native() {
+  [ "$KNN_VERSION" = "$KNN_NATIVE_VERSION" ] || return 0
+  bash "$ROOT_DIR/hack/install-knn-native.sh" "$home" >/dev/null
+}
+assembled && { install_native; echo "$home"; exit 0; }
 # One assembly at a time: tests call this script too (internal/managed's keystore test), and
 # two runs sharing the stage folder below removed each other's files.
 mkdir -p "$BIN_DIR"
 exec 9>"$BIN_DIR/.opensearch-$OPENSEARCH_VERSION.lock"
 flock 9
-assembled && { echo "$home"; exit 0; }
+assembled && { install_native; echo "$home"; exit 0; }
 
 major=${OPENSEARCH_VERSION%%.*}
 # component table: folder | plugin classname ("-" for lib/) | extended plugins | artifacts.
@@ -174,4 +181,5 @@ rm -rf "$home" && mv "$h" "$home" && rm -rf "$stage"
 # What stood in for refused artifacts: a home assembled with others is assembled again.
 echo "$OPENSEARCH_ARTIFACT_VERSIONS" >"$home/.complete"
 log "OpenSearch home assembled in $home"
+install_native
 echo "$home"

@@ -83,6 +83,9 @@ start() {
   # --add-modules jdk.incubator.vector turns on Lucene's SIMD (Panama) vector code.
   local vector_opts
   read -ra vector_opts <<<"${OPENSEARCH_VECTOR_OPTS---add-modules=jdk.incubator.vector}"
+  # The k-NN engines' native libraries are loaded from the plugin's lib/, as the official
+  # distribution sets it (LD_LIBRARY_PATH, which the JVM's library path starts with).
+  LD_LIBRARY_PATH="$home/plugins/opensearch-knn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   setsid "${as_user[@]}" "$java" -Xms"$OPENSEARCH_HEAP" -Xmx"$OPENSEARCH_HEAP" \
     "${vector_opts[@]}" --enable-native-access=ALL-UNNAMED \
     -XX:+UseG1GC -Dfile.encoding=UTF-8 -Djava.io.tmpdir="$run/tmp" \

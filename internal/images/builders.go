@@ -291,6 +291,8 @@ func OpenSearch(root, work string, in OpenSearchInputs) (Image, error) {
 		Env: []string{
 			"PATH=/usr/share/opensearch/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			"LD_PRELOAD=/usr/local/lib/vectorpilot-e2e/libnofile-shim.so",
+			// Where the k-NN engines' native libraries are, as the official image sets it.
+			"LD_LIBRARY_PATH=/" + home + "/plugins/opensearch-knn/lib",
 		},
 	}}, nil
 }
