@@ -167,7 +167,8 @@ func FieldMapping(f v1alpha1.VectorField) map[string]any {
 	if f.Mode != "in_memory" {
 		m["mode"] = f.Mode
 	}
-	if f.CompressionLevel != "1x" {
+	// on_disk without a compression level is 32x to OpenSearch: the spec's level is sent.
+	if f.CompressionLevel != "1x" || f.Mode == "on_disk" {
 		m["compression_level"] = f.CompressionLevel
 	}
 	return m
@@ -268,13 +269,17 @@ func CompareMapping(declared map[string]any, live map[string]json.RawMessage) (M
 	return d, nil
 }
 
-// knnDefaults are the values OpenSearch leaves out of a knn_vector mapping.
+// knnDefaults are the values OpenSearch leaves out of a knn_vector mapping; the compression
+// level of an on_disk field without one is 32x (k-NN's on_disk default), not 1x.
 var knnDefaults = map[string]any{"data_type": "float", "mode": "in_memory", "compression_level": "1x"}
 
 func withKNNDefaults(prop any) any {
 	m, ok := prop.(map[string]any)
 	if !ok || m["type"] != "knn_vector" {
 		return prop
+	}
+	if _, set := m["compression_level"]; !set && m["mode"] == "on_disk" {
+		m["compression_level"] = "32x"
 	}
 	for k, v := range knnDefaults {
 		if _, set := m[k]; !set {

@@ -85,6 +85,9 @@ func TestFieldMapping(t *testing.T) {
 		{"on disk compressed ivf", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "on_disk", CompressionLevel: "32x",
 			Method: v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](128), Nprobes: ptr.To[int32](8)}}},
 			`{"compression_level":"32x","dimension":16,"method":{"engine":"faiss","name":"ivf","parameters":{"nlist":128,"nprobes":8},"space_type":"l2"},"mode":"on_disk","type":"knn_vector"}`},
+		// OpenSearch reads on_disk without a level as 32x: 1x must be said.
+		{"on disk at 1x", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "on_disk", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}},
+			`{"compression_level":"1x","dimension":16,"method":{"engine":"faiss","name":"hnsw","space_type":"l2"},"mode":"on_disk","type":"knn_vector"}`},
 	}
 	for _, c := range cases {
 		got, _ := json.Marshal(FieldMapping(c.field))
@@ -122,6 +125,26 @@ func TestCompareMapping(t *testing.T) {
 			nil, nil},
 		{"title is a keyword", `{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"keyword"}}`,
 			nil, []string{"title.type: declared text, index has keyword"}},
+	}
+	onDisk := spec()
+	onDisk.Fields[0].Mode, onDisk.Fields[0].CompressionLevel = "on_disk", "1x"
+	onDiskDeclared, err := Properties(onDisk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, live, conflict string }{
+		{"on_disk without a level is 32x", `{"embedding":{"type":"knn_vector","dimension":8,"mode":"on_disk","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}}}`,
+			"embedding.compression_level: declared 1x, index has 32x"},
+		{"on_disk at 1x", `{"embedding":{"type":"knn_vector","dimension":8,"mode":"on_disk","compression_level":"1x","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}}}`, ""},
+	} {
+		var live map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.live), &live); err != nil {
+			t.Fatal(err)
+		}
+		d, err := CompareMapping(onDiskDeclared, live)
+		if err != nil || strings.Join(d.Conflicts, "|") != c.conflict {
+			t.Errorf("%s: conflicts %q, %v; want %q", c.name, d.Conflicts, err, c.conflict)
+		}
 	}
 	for _, c := range cases {
 		var live map[string]json.RawMessage
