@@ -89,6 +89,7 @@ type indexAPI interface {
 	SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error)
 	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
 	NodeStats(ctx context.Context, nodes string) (opensearch.NodeStats, error)
+	Info(ctx context.Context) (opensearch.ClusterInfo, error)
 }
 
 // indexRun is one reconcile's working state, shared by its steps.
@@ -292,6 +293,13 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	props, err := indexspec.Properties(&run.vi.Spec)
 	if err != nil {
 		return err
+	}
+	info, err := run.osClient.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if err := indexspec.RefusedOn(info.Version, &run.vi.Spec); err != nil {
+		return &reasonError{reason: v1alpha1.ReasonUnsupportedByCluster, message: err.Error()}
 	}
 	if err := run.osClient.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner)); err != nil {
 		if opensearch.ErrorType(err) == "resource_already_exists_exception" {

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,8 @@ type fakeIndexes struct {
 	snapshotShards int
 	nodes          []opensearch.FileCacheNode
 	restores       int
+	// version is the cluster's OpenSearch version (3.6.0 when empty).
+	version string
 }
 
 var errNotFaked = errors.New("not faked")
@@ -95,6 +98,9 @@ func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, err
 func (f *fakeIndexes) NodeStats(context.Context, string) (opensearch.NodeStats, error) {
 	return opensearch.NodeStats{}, errNotFaked
 }
+func (f *fakeIndexes) Info(context.Context) (opensearch.ClusterInfo, error) {
+	return opensearch.ClusterInfo{Version: cmp.Or(f.version, "3.6.0")}, nil
+}
 
 func raw(properties map[string]any) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
@@ -138,27 +144,37 @@ func indexRunFor(vi *v1alpha1.VectorIndex, f *fakeIndexes) *indexRun {
 // TestEnsureIndex: create when missing, adopt an unowned index that matches, refuse (and
 // write nothing to) one that does not match or that another object owns.
 func TestEnsureIndex(t *testing.T) {
+	nmslib := func(vi *v1alpha1.VectorIndex) { vi.Spec.Fields[0].Engine = "nmslib" }
 	for _, tc := range []struct {
 		name                     string
 		live                     func(*testing.T, *v1alpha1.VectorIndex) *opensearch.Index
 		conflict                 string
 		wantCreated, wantAdopted bool
+		// spec changes the spec; version is the cluster's; refused the reason nothing is sent.
+		spec    func(*v1alpha1.VectorIndex)
+		version string
+		refused string
 	}{
-		{"missing: created", nil, "", true, false},
-		{"unowned and matching: adopted", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "") }, "", false, true},
-		{"unowned with other shards: conflict", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
+		{name: "missing: created", wantCreated: true},
+		{name: "nmslib on 3.x: refused, nothing sent", spec: nmslib, refused: v1alpha1.ReasonUnsupportedByCluster},
+		{name: "nmslib on 2.x: created", spec: nmslib, version: "2.19.1", wantCreated: true},
+		{name: "nmslib carried over to 3.x: adopted", spec: nmslib, live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "") }, wantAdopted: true},
+		{name: "unowned and matching: adopted", live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "") }, wantAdopted: true},
+		{name: "unowned with other shards: conflict", live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
 			idx := liveIndexOf(t, vi, "")
 			idx.Settings["index.number_of_shards"] = "5"
 			return idx
-		}, "shards: declared 2, index has 5", false, false},
-		{"owned by another object: conflict", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
+		}, conflict: "shards: declared 2, index has 5"},
+		{name: "owned by another object: conflict", live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
 			return liveIndexOf(t, vi, "someone-else")
-		},
-			"managed by VectorIndex", false, false},
-		{"ours: nothing written", func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "uid-docs") }, "", false, false},
+		}, conflict: "managed by VectorIndex"},
+		{name: "ours: nothing written", live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "uid-docs") }},
 	} {
 		vi := testIndexSpec()
-		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}}
+		if tc.spec != nil {
+			tc.spec(vi)
+		}
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}, version: tc.version}
 		if tc.live != nil {
 			f.indexes[vi.OpenSearchIndexName()] = tc.live(t, vi)
 		}
@@ -166,7 +182,13 @@ func TestEnsureIndex(t *testing.T) {
 		run := indexRunFor(vi, f)
 		err := r.ensureIndex(context.Background(), run)
 		var conflict *conflictError
+		var refusal *reasonError
 		switch {
+		case tc.refused != "":
+			if !errors.As(err, &refusal) || refusal.reason != tc.refused || len(f.created) != 0 {
+				t.Errorf("%s: %v, created %v; want refused with %s and nothing created", tc.name, err, f.created, tc.refused)
+			}
+			continue
 		case tc.conflict != "":
 			if !errors.As(err, &conflict) || !strings.Contains(conflict.Error(), tc.conflict) {
 				t.Errorf("%s: %v, want a conflict naming %q", tc.name, err, tc.conflict)

@@ -288,7 +288,7 @@ func TestOutOfBandDriftIsRepaired(t *testing.T) {
 // from source (hack/install-knn-native.sh), it builds native graphs: 20,000 vectors found
 // with recall@10 >= 0.95 against brute force, the graphs' native memory in the k-NN stats
 // the metrics read; a binary field's Hamming graph finds each vector first; a new nmslib
-// index, which OpenSearch 3.x refuses, is reported with OpenSearch's reason.
+// index, which OpenSearch 3.x refuses, is refused before anything is sent.
 func TestFaissDefaultPath(t *testing.T) {
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
@@ -362,16 +362,18 @@ func TestFaissDefaultPath(t *testing.T) {
 		}
 	}
 
-	// OpenSearch 3.x refuses new nmslib indexes; only the live cluster can tell, so it is
-	// a condition with OpenSearch's own reason.
+	// OpenSearch 3.x refuses new nmslib indexes; only the live cluster can tell, so it is a
+	// condition, and nothing is sent.
 	nmslib := luceneIndex(e, "nmslib")
 	nmslib.Spec.Fields[0] = v1alpha1.VectorField{Name: "embedding", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "nmslib", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}
 	e.create(nmslib)
-	e.waitCondition(nmslib, func() []metav1.Condition { return nmslib.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonRejected, 30*time.Second)
-	if msg := conditionMessage(nmslib, v1alpha1.ConditionDegraded); !strings.Contains(msg, "nmslib") {
-		t.Errorf("nmslib refusal message %q does not name the engine", msg)
+	e.waitCondition(nmslib, func() []metav1.Condition { return nmslib.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUnsupportedByCluster, 30*time.Second)
+	if msg := conditionMessage(nmslib, v1alpha1.ConditionDegraded); !strings.Contains(msg, "nmslib engine is deprecated") || !strings.Contains(msg, "spec.fields[0].engine") {
+		t.Errorf("nmslib refusal message %q does not name the field and OpenSearch's reason", msg)
 	}
-	e.waitEvent(nmslib.Name, "CreateFailed")
+	if _, err := osClient.GetIndex(t.Context(), nmslib.Spec.IndexName); !opensearch.IsNotFound(err) {
+		t.Errorf("index %s: %v, want none created", nmslib.Spec.IndexName, err)
+	}
 }
 
 func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {

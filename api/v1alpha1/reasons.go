@@ -84,17 +84,20 @@ const (
 	ReasonPodsStarting     = "PodsStarting"
 	// ReasonPodsFailing: a pod's containers cannot run (a crash loop, an image that
 	// cannot be pulled); the message has their last words.
-	ReasonPodsFailing     = "PodsFailing"
-	ReasonQueued          = "Queued"
-	ReasonReachable       = "Reachable"
-	ReasonReconciled      = "Reconciled"
-	ReasonReconciling     = "Reconciling"
-	ReasonRejected        = "RejectedByOpenSearch"
-	ReasonRepositoryError = "RepositoryError"
-	ReasonRestoreFailed   = "RestoreFailed"
-	ReasonRestored        = "Restored"
-	ReasonResumed         = "Resumed"
-	ReasonRollingRestart  = "RollingRestart"
+	ReasonPodsFailing = "PodsFailing"
+	ReasonQueued      = "Queued"
+	ReasonReachable   = "Reachable"
+	ReasonReconciled  = "Reconciled"
+	ReasonReconciling = "Reconciling"
+	ReasonRejected    = "RejectedByOpenSearch"
+	// ReasonUnsupportedByCluster: the cluster's version cannot create an index of the spec
+	// (an engine it retired); nothing was sent.
+	ReasonUnsupportedByCluster = "UnsupportedByCluster"
+	ReasonRepositoryError      = "RepositoryError"
+	ReasonRestoreFailed        = "RestoreFailed"
+	ReasonRestored             = "Restored"
+	ReasonResumed              = "Resumed"
+	ReasonRollingRestart       = "RollingRestart"
 	// ReasonRunnerNotAllowed: an Argo run asks for an image or service account the operator's
 	// allowlists do not hold.
 	ReasonRunnerNotAllowed = "RunnerNotAllowed"

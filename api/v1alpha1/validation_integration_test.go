@@ -23,7 +23,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
-func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }
+func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch)) }
 
 func newClient(t *testing.T) client.Client {
 	t.Helper()
@@ -148,21 +148,26 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 		{"unknown space type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].SpaceType = "cosine" }, []string{"spec.fields[0].spaceType"}},
 		{"unknown engine", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Engine = "annoy" }, []string{"spec.fields[0].engine"}},
 		{"binary with l2", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("bits", 64, "binary", "l2", "faiss", "hnsw") }, []string{"spec.fields[0]", "dataType binary requires spaceType hamming"}},
-		{"binary on lucene", func(v *v1alpha1.VectorIndex) {
+		{"binary on disk", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Fields[0] = field("bits", 64, "binary", "hamming", "lucene", "hnsw")
-		}, []string{"spec.fields[0]", "dataType binary requires"}},
+			v.Spec.Fields[0].Mode = "on_disk"
+		}, []string{"spec.fields[0]", "dataType binary requires", "mode in_memory"}},
 		{"binary dimension not multiple of 8", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Fields[0] = field("bits", 12, "binary", "hamming", "faiss", "hnsw")
 		}, []string{"spec.fields[0]", "multiple of 8"}},
 		{"hamming on float", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "hamming", "faiss", "hnsw") }, []string{"spec.fields[0].spaceType", "requires dataType binary"}},
-		{"lucene with ivf", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "lucene", "ivf") }, []string{"spec.fields[0].engine", "engine lucene supports only method hnsw"}},
-		{"lucene with l1", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l1", "lucene", "hnsw") }, []string{"spec.fields[0].engine", "engine lucene supports only"}},
-		{"ivf on nmslib", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "nmslib", "ivf") }, []string{"spec.fields[0].method.name", "method ivf requires engine faiss"}},
+		{"ivf without a trained model", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "faiss", "ivf") }, []string{"spec.fields[0].method.name", "method ivf needs a model trained"}},
+		{"lucene with l1", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l1", "lucene", "hnsw") }, []string{"spec.fields[0].spaceType", "spaceType l1 and linf are engine nmslib's only"}},
+		{"faiss with linf", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "linf", "faiss", "hnsw") }, []string{"spec.fields[0].spaceType", "spaceType l1 and linf"}},
+		{"faiss bytes with cosine", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "byte", "cosinesimil", "faiss", "hnsw")
+		}, []string{"spec.fields[0].spaceType", "engine faiss does not support spaceType cosinesimil with dataType byte"}},
 		{"nmslib with bytes", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "byte", "l2", "nmslib", "hnsw") }, []string{"spec.fields[0].engine", "engine nmslib requires dataType float"}},
-		{"on_disk on lucene", func(v *v1alpha1.VectorIndex) {
+		{"on_disk on lucene at 1x", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Fields[0] = field("v", 64, "float", "l2", "lucene", "hnsw")
-			v.Spec.Fields[0].Mode = "on_disk"
-		}, []string{"spec.fields[0].mode", "mode on_disk requires engine faiss"}},
+			v.Spec.Fields[0].Mode, v.Spec.Fields[0].CompressionLevel = "on_disk", "1x"
+		}, []string{"spec.fields[0].mode", "engine lucene with compressionLevel 4x or 32x"}},
+		{"faiss at 4x", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].CompressionLevel = "4x" }, []string{"spec.fields[0].compressionLevel", "2x, 8x, 16x or 32x on engine faiss"}},
 		{"compression on bytes", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Fields[0] = field("v", 64, "byte", "l2", "faiss", "hnsw")
 			v.Spec.Fields[0].CompressionLevel = "8x"

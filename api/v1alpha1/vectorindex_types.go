@@ -125,14 +125,16 @@ type MappingProperty struct {
 }
 
 // VectorField is one knn_vector field. The rules are the k-NN plugin's own, checked at
-// admission so a bad combination never reaches OpenSearch.
-// +kubebuilder:validation:XValidation:rule="self.dataType != 'binary' || (self.spaceType == 'hamming' && self.engine == 'faiss' && self.dimension % 8 == 0)",message="dataType binary requires spaceType hamming, engine faiss and a dimension that is a multiple of 8"
+// admission so a bad combination never reaches OpenSearch; api/v1alpha1's
+// TestAdmissionAgreesWithThePlugin holds them against a real node over every combination.
+// +kubebuilder:validation:XValidation:rule="self.dataType != 'binary' || (self.spaceType == 'hamming' && self.engine in ['faiss', 'lucene'] && self.dimension % 8 == 0 && self.mode == 'in_memory' && self.compressionLevel == '1x')",message="dataType binary requires spaceType hamming, engine faiss or lucene, a dimension that is a multiple of 8, mode in_memory and compressionLevel 1x"
 // +kubebuilder:validation:XValidation:rule="self.spaceType != 'hamming' || self.dataType == 'binary'",message="spaceType hamming requires dataType binary",fieldPath=".spaceType"
-// +kubebuilder:validation:XValidation:rule="self.engine != 'lucene' || (self.method.name == 'hnsw' && !(self.spaceType in ['l1', 'linf', 'hamming']))",message="engine lucene supports only method hnsw with spaceType l2, cosinesimil or innerproduct",fieldPath=".engine"
-// +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf' || self.engine == 'faiss'",message="method ivf requires engine faiss",fieldPath=".method.name"
+// +kubebuilder:validation:XValidation:rule="!(self.spaceType in ['l1', 'linf']) || self.engine == 'nmslib'",message="spaceType l1 and linf are engine nmslib's only: faiss and lucene refuse them (and OpenSearch 3.x creates no new nmslib index)",fieldPath=".spaceType"
+// +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf'",message="method ivf needs a model trained on sample vectors first (the k-NN training API), which vectorpilot does not manage yet: use method hnsw",fieldPath=".method.name"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'nmslib' || (self.dataType == 'float' && self.method.name == 'hnsw')",message="engine nmslib requires dataType float and method hnsw",fieldPath=".engine"
-// +kubebuilder:validation:XValidation:rule="self.mode != 'on_disk' || (self.engine == 'faiss' && self.dataType == 'float')",message="mode on_disk requires engine faiss and dataType float",fieldPath=".mode"
-// +kubebuilder:validation:XValidation:rule="self.compressionLevel == '1x' || (self.dataType == 'float' && self.engine != 'nmslib')",message="compressionLevel above 1x requires dataType float and engine faiss or lucene",fieldPath=".compressionLevel"
+// +kubebuilder:validation:XValidation:rule="!(self.engine == 'faiss' && self.dataType == 'byte' && self.spaceType == 'cosinesimil')",message="engine faiss does not support spaceType cosinesimil with dataType byte (cosine normalizes vectors, which only float allows): use l2 or innerproduct, or engine lucene",fieldPath=".spaceType"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'on_disk' || (self.dataType == 'float' && (self.engine == 'faiss' || (self.engine == 'lucene' && self.compressionLevel != '1x')))",message="mode on_disk requires dataType float and engine faiss, or engine lucene with compressionLevel 4x or 32x",fieldPath=".mode"
+// +kubebuilder:validation:XValidation:rule="self.compressionLevel == '1x' || (self.dataType == 'float' && ((self.engine == 'faiss' && self.compressionLevel in ['2x', '8x', '16x', '32x']) || (self.engine == 'lucene' && self.compressionLevel in ['4x', '32x'])))",message="compressionLevel above 1x requires dataType float and is 2x, 8x, 16x or 32x on engine faiss, 4x or 32x on engine lucene",fieldPath=".compressionLevel"
 type VectorField struct {
 	// name of the field in the index mapping.
 	// +kubebuilder:validation:MinLength=1

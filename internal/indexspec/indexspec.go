@@ -328,3 +328,24 @@ func orNone(v any) any {
 	}
 	return v
 }
+
+// engineRetiredIn are engines OpenSearch no longer creates new indexes with, by the major
+// that retired them: their indexes carried over by an upgrade stay searchable.
+var engineRetiredIn = map[string]int{"nmslib": 3}
+
+// RefusedOn is why OpenSearch of the given version refuses to create an index of the spec,
+// for the rules admission cannot check because they depend on the cluster's version; nil
+// when there is none (or the version cannot be read).
+func RefusedOn(version string, spec *v1alpha1.VectorIndexSpec) error {
+	major, err := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
+	if err != nil {
+		return nil
+	}
+	for i, f := range spec.Fields {
+		if since, ok := engineRetiredIn[f.Engine]; ok && major >= since {
+			return fmt.Errorf("spec.fields[%d].engine: %s engine is deprecated in OpenSearch and cannot be used for new index creation (the cluster runs %s; retired in %d.0): use faiss or lucene",
+				i, f.Engine, version, since)
+		}
+	}
+	return nil
+}

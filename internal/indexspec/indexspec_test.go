@@ -242,3 +242,24 @@ func TestStorage(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusedOn(t *testing.T) {
+	nmslib := v1alpha1.VectorIndexSpec{Fields: []v1alpha1.VectorField{{Name: "a", Engine: "faiss"}, {Name: "b", Engine: "nmslib"}}}
+	faiss := v1alpha1.VectorIndexSpec{Fields: []v1alpha1.VectorField{{Name: "a", Engine: "faiss"}, {Name: "b", Engine: "lucene"}}}
+	for _, tc := range []struct {
+		version string
+		spec    v1alpha1.VectorIndexSpec
+		want    string
+	}{
+		{"3.6.0", nmslib, "spec.fields[1].engine: nmslib engine is deprecated in OpenSearch and cannot be used for new index creation (the cluster runs 3.6.0; retired in 3.0)"},
+		{"3.0.0", nmslib, "spec.fields[1].engine: nmslib"},
+		{"2.19.1", nmslib, ""},
+		{"3.6.0", faiss, ""},
+		{"", nmslib, ""},
+	} {
+		err := RefusedOn(tc.version, &tc.spec)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("RefusedOn(%q, %v) = %v, want %q", tc.version, tc.spec.Fields, err, tc.want)
+		}
+	}
+}
