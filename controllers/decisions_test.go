@@ -81,6 +81,8 @@ func TestSetManagedConditions(t *testing.T) {
 			v1alpha1.ConditionProgressing, v1alpha1.ReasonRollingRestart, metav1.ConditionTrue},
 		{"a pool on CPUs without its SIMD level", poolObservation{desired: 3, ready: 3}, rollout.Plan{}, ready, "pool spr asked for avx512_spr but its nodes' CPUs have avx512",
 			v1alpha1.ConditionDegraded, v1alpha1.ReasonSIMDUnavailable, metav1.ConditionTrue},
+		{"a pool that loaded another faiss library", poolObservation{desired: 3, ready: 3}, rollout.Plan{}, ready, "pool small: its nodes loaded faiss library avx512, where their simd level and CPUs select avx2",
+			v1alpha1.ConditionDegraded, v1alpha1.ReasonFaissLibraryMismatch, metav1.ConditionTrue},
 		{"what OpenSearch says when it is worse", poolObservation{desired: 3, ready: 3}, rollout.Plan{},
 			probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonClusterRed, message: "red"}, "pool spr asked for avx512_spr but its nodes' CPUs have avx512",
 			v1alpha1.ConditionDegraded, v1alpha1.ReasonClusterRed, metav1.ConditionTrue},
@@ -88,7 +90,14 @@ func TestSetManagedConditions(t *testing.T) {
 			v1alpha1.ConditionReady, v1alpha1.ReasonReconciled, metav1.ConditionTrue},
 	} {
 		sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
-		setManagedConditions(sc, tc.obs, tc.plan, tc.probe, tc.simd)
+		variants := variantFinding{reason: v1alpha1.ReasonSIMDUnavailable, message: tc.simd}
+		if strings.Contains(tc.simd, "faiss") {
+			variants.reason = v1alpha1.ReasonFaissLibraryMismatch
+		}
+		if tc.simd == "" {
+			variants = variantFinding{}
+		}
+		setManagedConditions(sc, tc.obs, tc.plan, tc.probe, variants)
 		c := meta.FindStatusCondition(sc.Status.Conditions, tc.condition)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tc.reason || c.ObservedGeneration != 4 {
 			t.Errorf("%s: %s = %+v, want True with %s", tc.name, tc.condition, c, tc.reason)

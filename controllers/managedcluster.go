@@ -119,6 +119,8 @@ type poolObservation struct {
 	upgraded bool
 	// cpu is the SIMD level of each pod's Kubernetes node, by pod name.
 	cpu map[string]string
+	// podUIDs are the pods' UIDs, by name.
+	podUIDs map[string]types.UID
 	// securityPluginMissing is the message of a pod whose image has no security plugin.
 	securityPluginMissing string
 	// failing are the pods whose containers cannot run (managed.Failing), "pod: why".
@@ -139,8 +141,8 @@ type managedRun struct {
 	// health is the cluster as the planners see it, read once per reconcile when a
 	// removal or a restart is decided (clusterHealth).
 	health *rollout.Health
-	// simdUnavailable says which pools' nodes lack the SIMD level they asked for.
-	simdUnavailable string
+	// variants says why the pools do not run the library variants they asked for.
+	variants variantFinding
 }
 
 // clusterHealth reads the shard table and voting configuration the first time a planner
@@ -191,7 +193,11 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			return steps.Continue()
 		}},
 		{Name: "observe variants", Run: func(ctx context.Context, m *managedRun) steps.Result {
-			m.simdUnavailable = observeVariants(m.sc, m.obs, m.probe.nodes)
+			m.variants = observeVariants(m.sc, m.obs, m.probe.nodes)
+			// A CPU without the level asked for explains a faiss library below it.
+			if faiss := r.observeFaissLibraries(ctx, m.sc, m.obs); m.variants.message == "" {
+				m.variants = faiss
+			}
 			return steps.Continue()
 		}},
 		steps.Fallible("apply disruption budget", func(ctx context.Context, m *managedRun) error {
@@ -208,7 +214,7 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 		}),
 		{Name: "set conditions", Run: func(_ context.Context, m *managedRun) steps.Result {
 			wasFailing := podsFailingNow(m.sc)
-			setManagedConditions(m.sc, m.obs, m.plan, m.probe, m.simdUnavailable)
+			setManagedConditions(m.sc, m.obs, m.plan, m.probe, m.variants)
 			if !wasFailing && podsFailingNow(m.sc) {
 				r.Recorder.Eventf(m.sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonPodsFailing, "Observe", "%s", podsFailing(m.sc, m.obs))
 			}
@@ -419,7 +425,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err != nil {
 		return poolObservation{}, err
 	}
-	obs := poolObservation{settled: true, cpu: map[string]string{}}
+	obs := poolObservation{settled: true, cpu: map[string]string{}, podUIDs: map[string]types.UID{}}
 	sc.Status.Pools = nil
 	var served time.Time
 	for _, pool := range pools {
@@ -435,6 +441,7 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 				continue
 			}
 			existing++
+			obs.podUIDs[pod.Name] = pod.UID
 			ready := managed.PodReady(pod)
 			outdated := settled && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision
 			status.Replicas++
@@ -489,11 +496,11 @@ func (r *SearchClusterReconciler) observePools(ctx context.Context, sc *v1alpha1
 
 // observeVariants records in status.pools what the pools' OpenSearch nodes report in
 // nodes (the probe's reading): how many joined, the CPU level each found where it started,
-// the k-NN library variant and the Lucene vector code they run. It returns why the
-// cluster is Degraded when a pool's nodes lack the SIMD level it asked for, "" otherwise.
-func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []opensearch.NodeVariant) (simdUnavailable string) {
+// the k-NN library variant and the Lucene vector code they run. It says why the cluster is
+// Degraded when a pool's nodes lack the SIMD level it asked for.
+func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []opensearch.NodeVariant) variantFinding {
 	if nodes == nil {
-		return "" // the probe found OpenSearch unreachable
+		return variantFinding{} // the probe found OpenSearch unreachable
 	}
 	asked := map[string]v1alpha1.SIMDLevel{}
 	for _, p := range sc.Spec.Managed.NodePools {
@@ -526,7 +533,10 @@ func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []op
 			short = append(short, fmt.Sprintf("pool %s asked for %s but its nodes' CPUs have %s", pool.Name, asked[pool.Name], pool.CPUSIMD))
 		}
 	}
-	return strings.Join(short, "; ")
+	if len(short) == 0 {
+		return variantFinding{}
+	}
+	return variantFinding{reason: v1alpha1.ReasonSIMDUnavailable, message: strings.Join(short, "; ")}
 }
 
 // lacks: a CPU of level have cannot run level want (both known levels of the table).
@@ -906,7 +916,7 @@ func podsFailingNow(sc *v1alpha1.SearchCluster) bool {
 
 // setManagedConditions: unschedulable pods first (they need a person or an autoscaler),
 // then pods starting, then a rollout, then what OpenSearch itself says.
-func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult, simdUnavailable string) {
+func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult, variants variantFinding) {
 	scheduled := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReconciled,
 		Message: "every pod has a node", ObservedGeneration: sc.Generation}
 	if len(obs.unschedulable) > 0 {
@@ -941,11 +951,11 @@ func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan 
 			reason = v1alpha1.ReasonUpgradePaused
 		}
 		conditions.Set(&sc.Status.Conditions, sc.Generation, state, reason, msg)
-	case simdUnavailable != "" && probe.state != conditions.Degraded:
-		// The cluster serves, on slower vector code than asked for: the pods landed on
+	case variants.message != "" && probe.state != conditions.Degraded:
+		// The cluster serves, on other vector code than asked for: the pods landed on
 		// machines the pool's placement let through (a wrong label, a pin on instance
-		// types).
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonSIMDUnavailable, simdUnavailable)
+		// types), or the image lacks the library variant.
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, variants.reason, variants.message)
 	default:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
 	}

@@ -53,8 +53,15 @@ type SearchClusterReconciler struct {
 	// openSearch, when set, replaces the Resolver (unit tests give a fake).
 	openSearch func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error)
 
+	// PodLogs reads managed pods' logs for the faiss library their nodes loaded; nil
+	// leaves status.pools[].faissLibrary unobserved.
+	PodLogs PodLogs
+
 	nodesMu sync.Mutex
 	nodes   map[string]nodeLevel
+	// faiss is what each managed pod's log said of its faiss library, by cluster and pod UID.
+	faissMu sync.Mutex
+	faiss   map[types.UID]map[types.UID]faissReading
 }
 
 // clusterAPI is what a SearchCluster reconcile asks of OpenSearch; *opensearch.Client

@@ -215,8 +215,8 @@ func TestObserveCPU(t *testing.T) {
 			t.Errorf("pool %s: cpuSIMD %q simd %q luceneVector %q; want %q %q %q", want.Name, got.CPUSIMD, got.SIMD, got.LuceneVector, want.CPUSIMD, want.SIMD, want.LuceneVector)
 		}
 	}
-	if want := "pool spr asked for avx512_spr but its nodes' CPUs have avx512"; msg != want {
-		t.Errorf("SIMD shortfall %q, want %q (and nothing of pool small, whose CPUs exceed avx2)", msg, want)
+	if want := (variantFinding{v1alpha1.ReasonSIMDUnavailable, "pool spr asked for avx512_spr but its nodes' CPUs have avx512"}); msg != want {
+		t.Errorf("SIMD shortfall %+v, want %+v (and nothing of pool small, whose CPUs exceed avx2)", msg, want)
 	}
 }
 

@@ -149,12 +149,17 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(&observe.Collector{Reader: mgr.GetClient(), Resolver: resolver, Interval: opts.MetricsInterval}); err != nil {
 		return err
 	}
+	podLogs, err := PodLogsFrom(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
 	if err := (&SearchClusterReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Resolver:  resolver,
 		Recorder:  mgr.GetEventRecorder("vectorpilot-searchcluster"),
 		Options:   opts,
+		PodLogs:   podLogs,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

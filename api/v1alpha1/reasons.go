@@ -154,6 +154,9 @@ const (
 	ReasonSnapshotPartial  = "SnapshotPartial"
 	ReasonSnapshotPruned   = "SnapshotPruned"
 	ReasonSnapshotRetained = "SnapshotRetained"
+	// ReasonFaissLibraryMismatch: a pool's nodes loaded another faiss library variant than
+	// their simd level and CPUs select, or failed to load it.
+	ReasonFaissLibraryMismatch = "FaissLibraryMismatch"
 	// ReasonSIMDUnavailable: a pool's nodes report a CPU without the SIMD level it asked for.
 	ReasonSIMDUnavailable   = "SIMDUnavailable"
 	ReasonSnapshotScheduled = "SnapshotScheduled"

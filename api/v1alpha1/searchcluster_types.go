@@ -542,6 +542,13 @@ type NodePoolStatus struct {
 	// OpenSearch has not been read.
 	// +optional
 	CPUSIMD string `json:"cpuSIMD,omitempty"`
+	// faissLibrary is the faiss library variant the pool's OpenSearch nodes loaded, as each
+	// node's log says it (the k-NN plugin logs it when a faiss index is first used): generic,
+	// avx2, avx512 or avx512_spr; the lowest when nodes differ. Absent until a node of the
+	// pool has loaded one. Another variant than simd selects, or a library that failed to
+	// load, makes the cluster Degraded (reason FaissLibraryMismatch).
+	// +optional
+	FaissLibrary string `json:"faissLibrary,omitempty"`
 	// luceneVector is the vector code Lucene runs on the pool's nodes, from the JVM
 	// arguments they report (_nodes) and their CPU: panama-512, panama-256 or panama-128
 	// (the Panama vector API at that width), panama (width unknown) or scalar (the vector

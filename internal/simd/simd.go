@@ -5,9 +5,12 @@
 package simd
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -392,4 +395,46 @@ func LuceneVector(jvmArgs []string, cpu string) string {
 		bits = widest
 	}
 	return fmt.Sprintf("panama-%d", bits)
+}
+
+// faissLibraryPrefix is the name of the k-NN plugin's faiss JNI library; a variant adds
+// _<level> (opensearchknn_faiss_avx512), the generic one nothing.
+const faissLibraryPrefix = "opensearchknn_faiss"
+
+// FaissLibrary is the faiss library variant a node's log says it loaded — the plugin's
+// KNNLibraryLoader logs "Loaded library: opensearchknn_faiss[_<level>]" when the first
+// faiss index is used, or "Failed to load library: …" —: the variant (Generic for the
+// library without a level), and the name of a library that failed to load. Both are empty
+// while the log has neither line.
+func FaissLibrary(log io.Reader) (variant, failed string, err error) {
+	sc := bufio.NewScanner(log)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, outcome := range []string{"Loaded library: ", "Failed to load library: "} {
+			_, rest, found := strings.Cut(line, outcome)
+			if !found || !strings.HasPrefix(rest, faissLibraryPrefix) {
+				continue
+			}
+			name := strings.FieldsFunc(rest, func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) })[0]
+			if outcome != "Loaded library: " {
+				failed = name
+				continue
+			}
+			variant, failed = Generic, ""
+			if level, ok := strings.CutPrefix(name, faissLibraryPrefix+"_"); ok {
+				variant = level
+			}
+		}
+	}
+	return variant, failed, sc.Err()
+}
+
+// FaissVariant is the faiss library a node of level loads: the level itself on x86, the
+// generic library on arm64 (k-NN builds no NEON variant of faiss).
+func FaissVariant(level string) string {
+	if level == string(v1alpha1.SIMDNEON) {
+		return Generic
+	}
+	return level
 }

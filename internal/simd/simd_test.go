@@ -277,3 +277,23 @@ func TestSameSumsUpNodes(t *testing.T) {
 		}
 	}
 }
+
+func TestFaissLibrary(t *testing.T) {
+	const prefix = "[2026-11-26T23:52:07,199][INFO ][o.o.k.j.KNNLibraryLoader ] [nodes-0] "
+	for _, tc := range []struct {
+		name, log, variant, failed string
+	}{
+		{"not loaded yet", prefix + "Loaded library: opensearchknn_common\n" + prefix + "started\n", "", ""},
+		{"avx512", prefix + "Loaded library: opensearchknn_common\n" + prefix + "Loaded library: opensearchknn_faiss_avx512\n", "avx512", ""},
+		{"avx512_spr", prefix + "Loaded library: opensearchknn_faiss_avx512_spr\n", "avx512_spr", ""},
+		{"generic", prefix + "Loaded library: opensearchknn_faiss\n", Generic, ""},
+		{"the simd library is not faiss's", prefix + "Loaded library: opensearchknn_simd_avx512\n", "", ""},
+		{"failed", strings.ReplaceAll(prefix, "INFO ", "ERROR") + "Failed to load library: opensearchknn_faiss_avx2\n", "", "opensearchknn_faiss_avx2"},
+		{"JSON layout", `{"type": "server", "message": "Loaded library: opensearchknn_faiss_avx2", "node.name": "n"}` + "\n", "avx2", ""},
+	} {
+		variant, failed, err := FaissLibrary(strings.NewReader(tc.log))
+		if err != nil || variant != tc.variant || failed != tc.failed {
+			t.Errorf("%s: FaissLibrary = %q, %q, %v; want %q, %q", tc.name, variant, failed, err, tc.variant, tc.failed)
+		}
+	}
+}

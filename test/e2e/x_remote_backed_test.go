@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -20,6 +21,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/simd"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -112,6 +114,19 @@ func TestRemoteBackedManagedCluster(t *testing.T) {
 	if recall < 0.95 {
 		t.Errorf("recall@10 %.3f on the remote-backed faiss index, want >= 0.95", recall)
 	}
+	// The pool's status names the faiss library the node loaded, read from its log: the
+	// variant its simd level and this machine's CPU select.
+	waitFor(t, 2*time.Minute, "status.pools[0].faissLibrary", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return false, err.Error()
+		}
+		p := sc.Status.Pools[0]
+		return p.SIMD != "" && p.FaissLibrary == simd.FaissVariant(p.SIMD), fmt.Sprintf("pool %s: simd %q, faissLibrary %q", p.Name, p.SIMD, p.FaissLibrary)
+	})
+	if c := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		t.Errorf("cluster Degraded after the faiss library loaded: %s: %s", c.Reason, c.Message)
+	}
+	t.Logf("pool %s: simd %s, faissLibrary %s (from the pod's log)", sc.Status.Pools[0].Name, sc.Status.Pools[0].SIMD, sc.Status.Pools[0].FaissLibrary)
 	waitFor(t, time.Minute, "the index's remote store in status", func() (bool, string) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(durable), durable); err != nil {
 			return false, err.Error()
