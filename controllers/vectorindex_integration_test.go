@@ -376,6 +376,72 @@ func TestFaissDefaultPath(t *testing.T) {
 	}
 }
 
+// TestCompressedFaissAndLuceneFields: every compression level the engines take, in memory
+// and on disk, holds the same 10,000 vectors and finds their neighbours: faiss fp16 (2x) and
+// binary quantization (8x-32x), lucene scalar (4x) and one-bit (32x) quantization. The
+// vectors are clusters of isotropic noise, the hard case for quantization (neighbours differ
+// in the low bits), so the floors are what each level measures here less a margin (the table
+// is logged), and what must hold is the order: less compression finds more, and on disk the
+// full-precision vectors rescore what the compressed graph found (8x on disk far above 8x
+// in memory).
+func TestCompressedFaissAndLuceneFields(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	osClient := osClient(t, url)
+	e.cluster("vectors", url)
+	base, queries := dataset.Generate(dataset.Spec{Count: 10000, Queries: 100, Dim: 64, Seed: 23})
+	exact := dataset.ExactKNN(base, queries, 10)
+	recall := map[string]float64{}
+	for _, tc := range []struct {
+		engine, mode, compression string
+		floor                     float64
+	}{
+		{"faiss", "on_disk", "1x", 0.95},
+		{"faiss", "in_memory", "2x", 0.95},
+		{"faiss", "in_memory", "8x", 0.05},
+		{"faiss", "on_disk", "8x", 0.55},
+		{"faiss", "on_disk", "16x", 0.4},
+		{"faiss", "on_disk", "32x", 0.2},
+		{"lucene", "in_memory", "4x", 0.6},
+		{"lucene", "on_disk", "32x", 0.2},
+	} {
+		name := fmt.Sprintf("%s-%s-%s", tc.engine, strings.ReplaceAll(tc.mode, "_", ""), tc.compression)
+		vi := &v1alpha1.VectorIndex{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: v1alpha1.VectorIndexSpec{
+				ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-" + name, Shards: 1,
+				Fields:         []v1alpha1.VectorField{{Name: "embedding", Dimension: 64, Engine: tc.engine, Mode: tc.mode, CompressionLevel: tc.compression}},
+				DeletionPolicy: v1alpha1.DeletionPolicyDelete,
+			},
+		}
+		e.create(vi)
+		e.waitIndexReady(vi)
+		if p := property(t, liveIndex(t, osClient, vi.Spec.IndexName), "embedding"); fmt.Sprint(p["compression_level"]) != tc.compression {
+			t.Errorf("%s: mapping %v, want compression_level %s", name, p, tc.compression)
+		}
+		ingest(t, osClient, vi.Spec.IndexName, base)
+		got, err := bench.SearchIDs(t.Context(), osClient, vi.Spec.IndexName, "embedding", queries, 10)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		recall[name] = dataset.Recall(exact, got)
+		t.Logf("%-7s %-9s %-4s recall@10 %.3f (floor %.2f)", tc.engine, tc.mode, tc.compression, recall[name], tc.floor)
+		if recall[name] < tc.floor {
+			t.Errorf("%s: recall@10 %.3f, want >= %.2f", name, recall[name], tc.floor)
+		}
+	}
+	for _, order := range [][2]string{
+		{"faiss-ondisk-8x", "faiss-ondisk-16x"}, {"faiss-ondisk-16x", "faiss-ondisk-32x"}, {"faiss-inmemory-2x", "faiss-ondisk-8x"},
+	} {
+		if recall[order[0]] <= recall[order[1]] {
+			t.Errorf("recall %s %.3f <= %s %.3f: less compression should find more", order[0], recall[order[0]], order[1], recall[order[1]])
+		}
+	}
+	if gain := recall["faiss-ondisk-8x"] - recall["faiss-inmemory-8x"]; gain < 0.3 {
+		t.Errorf("on disk 8x finds %.3f more than in memory 8x, want >= 0.3: the full-precision rescoring did not happen", gain)
+	}
+}
+
 func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
 	e := startOperator(t)
 	node, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", devenv.NodeOptions{})
