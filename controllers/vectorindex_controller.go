@@ -90,6 +90,10 @@ type indexAPI interface {
 	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
 	NodeStats(ctx context.Context, nodes string) (opensearch.NodeStats, error)
 	Info(ctx context.Context) (opensearch.ClusterInfo, error)
+	GetModel(ctx context.Context, id string) (opensearch.Model, error)
+	TrainModel(ctx context.Context, id string, body map[string]any) error
+	DeleteModel(ctx context.Context, id string) error
+	Count(ctx context.Context, index, field string) (int64, error)
 }
 
 // indexRun is one reconcile's working state, shared by its steps.
@@ -139,10 +143,10 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	out := steps.Run(ctx, run, []steps.Step[*indexRun]{
 		steps.Fallible("resolve cluster", r.resolveCluster),                   // SearchCluster → client
-		steps.Fallible("ensure index", r.ensureIndex),                         // create, adopt, or Degraded/Conflict
+		waitingOnModels("ensure index", r.ensureIndex),                        // (train models,) create, adopt, or Degraded/Conflict
 		steps.Fallible("tune", r.tune),                                        // Auto: benchmark + live load → slice count
 		steps.Fallible("converge settings", r.convergeSettings),               // dynamic settings only; diff → one PUT
-		steps.Fallible("add fields", r.addFields),                             // new vector and extra fields
+		waitingOnModels("add fields", r.addFields),                            // (train models,) new vector and extra fields
 		steps.Fallible("observe", r.observe),                                  // health, docs, segments → status
 		steps.Fallible("recover from remote store", r.recoverFromRemoteStore), // red remote-backed: lost primaries back
 	})
@@ -300,6 +304,9 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	}
 	if err := indexspec.RefusedOn(info.Version, &run.vi.Spec); err != nil {
 		return &reasonError{reason: v1alpha1.ReasonUnsupportedByCluster, message: err.Error()}
+	}
+	if err := r.modelsReady(ctx, run, run.vi.Spec.Fields); err != nil {
+		return err
 	}
 	if err := run.osClient.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner)); err != nil {
 		if opensearch.ErrorType(err) == "resource_already_exists_exception" {
@@ -571,6 +578,15 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 	if len(diff.Missing) == 0 {
 		return nil
 	}
+	var added []v1alpha1.VectorField
+	for _, f := range run.vi.Spec.Fields {
+		if _, missing := diff.Missing[f.Name]; missing {
+			added = append(added, f)
+		}
+	}
+	if err := r.modelsReady(ctx, run, added); err != nil {
+		return err
+	}
 	if err := run.osClient.PutMapping(ctx, run.name, diff.Missing); err != nil {
 		return err
 	}
@@ -756,6 +772,10 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 			return err
 		}
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexDeleted, "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
+		// The snapshot of deletionPolicy Snapshot needs its models to be restored.
+		if run.vi.Spec.DeletionPolicy == v1alpha1.DeletionPolicyDelete {
+			return r.deleteTrainedModels(ctx, run)
+		}
 		return nil
 	}
 	// Retain: release ownership so another VectorIndex can adopt the index later (a

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
@@ -32,6 +33,12 @@ type fakeIndexes struct {
 	restores       int
 	// version is the cluster's OpenSearch version (3.6.0 when empty).
 	version string
+	// models are the k-NN models by ID; counts the sample indexes' vectors by index
+	// (missing: no such index); trained and deletedModels record the writes.
+	models        map[string]opensearch.Model
+	counts        map[string]int64
+	trained       []map[string]any
+	deletedModels []string
 }
 
 var errNotFaked = errors.New("not faked")
@@ -97,6 +104,31 @@ func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, err
 }
 func (f *fakeIndexes) NodeStats(context.Context, string) (opensearch.NodeStats, error) {
 	return opensearch.NodeStats{}, errNotFaked
+}
+func (f *fakeIndexes) GetModel(_ context.Context, id string) (opensearch.Model, error) {
+	if m, ok := f.models[id]; ok {
+		return m, nil
+	}
+	return opensearch.Model{}, &opensearch.APIError{Status: 404, Type: "resource_not_found_exception"}
+}
+func (f *fakeIndexes) TrainModel(_ context.Context, id string, body map[string]any) error {
+	f.trained = append(f.trained, body)
+	if f.models == nil {
+		f.models = map[string]opensearch.Model{}
+	}
+	f.models[id] = opensearch.Model{ID: id, State: opensearch.ModelTraining, Description: body["description"].(string)}
+	return nil
+}
+func (f *fakeIndexes) DeleteModel(_ context.Context, id string) error {
+	f.deletedModels = append(f.deletedModels, id)
+	delete(f.models, id)
+	return nil
+}
+func (f *fakeIndexes) Count(_ context.Context, index, _ string) (int64, error) {
+	if n, ok := f.counts[index]; ok {
+		return n, nil
+	}
+	return 0, &opensearch.APIError{Status: 404, Type: "index_not_found_exception"}
 }
 func (f *fakeIndexes) Info(context.Context) (opensearch.ClusterInfo, error) {
 	return opensearch.ClusterInfo{Version: cmp.Or(f.version, "3.6.0")}, nil
@@ -394,6 +426,83 @@ func TestSliceColumn(t *testing.T) {
 	} {
 		if got := sliceColumn(tc.mode, tc.count); got != tc.want {
 			t.Errorf("sliceColumn(%q, %d) = %q, want %q", tc.mode, tc.count, got, tc.want)
+		}
+	}
+}
+
+// TestModelsBeforeTheIndex: a method ivf field's model is trained from its sample before the
+// index is created (the sample missing or smaller than nlist says so, and nothing is
+// trained); the index waits while it trains and is created with the model once OpenSearch
+// reports it created; a failed model of ours is deleted to be trained again; a model of the
+// name the object did not train is used only when it matches the field.
+func TestModelsBeforeTheIndex(t *testing.T) {
+	ivf := func(vi *v1alpha1.VectorIndex) {
+		vi.Spec.Fields[0] = v1alpha1.VectorField{Name: "embedding", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x",
+			Method:   v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](16)}},
+			Training: &v1alpha1.FieldTraining{ModelID: "docs-ivf", Index: "sample"}}
+	}
+	mine := indexspec.ModelDescription(indexspec.Owner{Namespace: "ns", Name: "docs", UID: "uid-docs"})
+	for _, tc := range []struct {
+		name    string
+		counts  map[string]int64
+		models  map[string]opensearch.Model
+		reason  string // the step's refusal; "" for none
+		waiting bool   // the step waits for training
+		trained bool
+		created bool
+		deleted bool
+		state   string
+	}{
+		{name: "no sample index", counts: map[string]int64{}, reason: v1alpha1.ReasonTrainingSampleMissing},
+		{name: "sample below nlist", counts: map[string]int64{"sample": 15}, reason: v1alpha1.ReasonTrainingSampleTooSmall},
+		{name: "trained, the index waits", counts: map[string]int64{"sample": 16}, waiting: true, trained: true, state: opensearch.ModelTraining},
+		{name: "still training", models: map[string]opensearch.Model{"docs-ivf": {State: opensearch.ModelTraining, Description: mine}}, waiting: true, state: opensearch.ModelTraining},
+		{name: "created: the index follows", models: map[string]opensearch.Model{"docs-ivf": {State: opensearch.ModelCreated, Description: mine, Dimension: 8, SpaceType: "l2"}}, created: true, state: opensearch.ModelCreated},
+		{name: "failed: deleted to train again", models: map[string]opensearch.Model{"docs-ivf": {State: opensearch.ModelFailed, Error: "oom", Description: mine}}, reason: v1alpha1.ReasonTrainingFailed, deleted: true, state: opensearch.ModelFailed},
+		{name: "someone else's matching model is used", models: map[string]opensearch.Model{"docs-ivf": {State: opensearch.ModelCreated, Dimension: 8, SpaceType: "l2"}}, created: true, state: opensearch.ModelCreated},
+		{name: "someone else's other model is a conflict", models: map[string]opensearch.Model{"docs-ivf": {State: opensearch.ModelCreated, Dimension: 16, SpaceType: "l2"}}, reason: "conflict", state: opensearch.ModelCreated},
+	} {
+		vi := testIndexSpec()
+		ivf(vi)
+		f := &fakeIndexes{indexes: map[string]*opensearch.Index{}, counts: tc.counts, models: tc.models}
+		r := &VectorIndexReconciler{Recorder: events.NewFakeRecorder(10)}
+		run := indexRunFor(vi, f)
+		err := r.ensureIndex(context.Background(), run)
+		var refusal *reasonError
+		var conflict *conflictError
+		switch {
+		case tc.reason == "conflict":
+			if !errors.As(err, &conflict) {
+				t.Errorf("%s: %v, want a conflict", tc.name, err)
+			}
+		case tc.reason != "":
+			if !errors.As(err, &refusal) || refusal.reason != tc.reason {
+				t.Errorf("%s: %v, want %s", tc.name, err, tc.reason)
+			}
+		case tc.waiting:
+			if !errors.Is(err, errModelsTraining) || !strings.Contains(run.progressing, "docs-ivf") {
+				t.Errorf("%s: %v (progressing %q), want the index waiting on docs-ivf", tc.name, err, run.progressing)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if (len(f.trained) == 1) != tc.trained || (len(f.created) == 1) != tc.created || (len(f.deletedModels) == 1) != tc.deleted {
+			t.Errorf("%s: trained %v, created %v, deleted models %v", tc.name, f.trained, f.created, f.deletedModels)
+		}
+		if tc.trained {
+			body := f.trained[0]
+			method := body["method"].(map[string]any)
+			if body["training_index"] != "sample" || body["training_field"] != "embedding" || body["dimension"] != int32(8) || method["name"] != "ivf" || method["parameters"].(map[string]any)["nlist"] != int32(16) {
+				t.Errorf("%s: training request %v", tc.name, body)
+			}
+		}
+		if tc.created {
+			if m := string(f.indexes["docs-v1"].Properties["embedding"]); m != `{"model_id":"docs-ivf","type":"knn_vector"}` {
+				t.Errorf("%s: created mapping %s, want the model's", tc.name, m)
+			}
+		}
+		if got := vi.Status.Models; tc.state != "" && (len(got) != 1 || got[0].State != tc.state || got[0].ModelID != "docs-ivf") {
+			t.Errorf("%s: status.models %+v, want docs-ivf %s", tc.name, got, tc.state)
 		}
 	}
 }

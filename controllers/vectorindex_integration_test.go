@@ -442,6 +442,78 @@ func TestCompressedFaissAndLuceneFields(t *testing.T) {
 	}
 }
 
+// TestIVFTrainedFromASample: a method ivf field's model is trained by the operator from a
+// sample index with the k-NN training API, natively: while the sample is smaller than
+// nlist the object says so (TrainingSampleTooSmall) and trains nothing, and once it has
+// grown it trains without help, creates the index with the model and finds neighbours;
+// deleted with deletionPolicy Delete, the index and the model it trained go.
+func TestIVFTrainedFromASample(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	osClient := osClient(t, url)
+	e.cluster("vectors", url)
+	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 100, Dim: 32, Seed: 29})
+
+	sample := &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: "sample", Namespace: e.ns},
+		Spec: v1alpha1.VectorIndexSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-sample", Shards: 1,
+			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 32}}, DeletionPolicy: v1alpha1.DeletionPolicyDelete},
+	}
+	e.create(sample)
+	e.waitIndexReady(sample)
+	modelID := e.ns + "-ivf"
+	ivf := &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: "ivf", Namespace: e.ns},
+		Spec: v1alpha1.VectorIndexSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-ivf", Shards: 1,
+			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 32,
+				Method:   v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](64), Nprobes: ptr.To[int32](16)}},
+				Training: &v1alpha1.FieldTraining{ModelID: modelID, Index: sample.Spec.IndexName}}},
+			DeletionPolicy: v1alpha1.DeletionPolicyDelete},
+	}
+	e.create(ivf)
+	e.waitCondition(ivf, func() []metav1.Condition { return ivf.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonTrainingSampleTooSmall, 30*time.Second)
+	t.Logf("empty sample: %s", conditionMessage(ivf, v1alpha1.ConditionDegraded))
+	if _, err := osClient.GetModel(t.Context(), modelID); !opensearch.IsNotFound(err) {
+		t.Fatalf("model %s: %v, want none trained from a sample below nlist", modelID, err)
+	}
+
+	ingest(t, osClient, sample.Spec.IndexName, base)
+	started := time.Now()
+	e.eventually(3*time.Minute, func() (bool, string) {
+		_ = e.k8s.Get(e.ctx, clientKey(ivf), ivf)
+		c := meta.FindStatusCondition(ivf.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("conditions %v, models %+v", ivf.Status.Conditions, ivf.Status.Models)
+	})
+	t.Logf("trained and created %s after the sample grew", time.Since(started).Round(time.Second))
+	if m := ivf.Status.Models; len(m) != 1 || m[0].ModelID != modelID || m[0].State != opensearch.ModelCreated || !m[0].TrainedByOperator {
+		t.Errorf("status.models %+v, want %s created by the operator", m, modelID)
+	}
+	if p := property(t, liveIndex(t, osClient, ivf.Spec.IndexName), "embedding"); p["model_id"] != modelID {
+		t.Errorf("mapping %v, want model_id %s", p, modelID)
+	}
+	e.waitEvent(ivf.Name, v1alpha1.ReasonTrainingStarted)
+
+	ingest(t, osClient, ivf.Spec.IndexName, base)
+	got, err := bench.SearchIDs(t.Context(), osClient, ivf.Spec.IndexName, "embedding", queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recall := dataset.Recall(dataset.ExactKNN(base, queries, 10), got)
+	t.Logf("faiss IVF nlist 64 nprobes 16, 5,000 × 32: recall@10 %.3f", recall)
+	if recall < 0.9 {
+		t.Errorf("IVF recall@10 %.3f, want >= 0.9", recall)
+	}
+
+	if err := e.k8s.Delete(e.ctx, ivf); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(time.Minute, func() (bool, string) {
+		_, indexErr := osClient.GetIndex(t.Context(), ivf.Spec.IndexName)
+		_, modelErr := osClient.GetModel(t.Context(), modelID)
+		return opensearch.IsNotFound(indexErr) && opensearch.IsNotFound(modelErr), fmt.Sprintf("index: %v, model: %v", indexErr, modelErr)
+	})
+}
+
 func TestUnreachableClusterConvergesAfterRestart(t *testing.T) {
 	e := startOperator(t)
 	node, err := devenv.StartNode(testsupport.Root(t), "ctl-fault", devenv.NodeOptions{})

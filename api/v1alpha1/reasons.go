@@ -90,6 +90,13 @@ const (
 	ReasonReconciled  = "Reconciled"
 	ReasonReconciling = "Reconciling"
 	ReasonRejected    = "RejectedByOpenSearch"
+	// Models of method ivf fields: training started, its sample missing or smaller than the
+	// method's nlist, training failed (trained again), a model deleted with its index.
+	ReasonTrainingStarted        = "TrainingStarted"
+	ReasonTrainingSampleMissing  = "TrainingSampleMissing"
+	ReasonTrainingSampleTooSmall = "TrainingSampleTooSmall"
+	ReasonTrainingFailed         = "TrainingFailed"
+	ReasonModelDeleted           = "ModelDeleted"
 	// ReasonUnsupportedByCluster: the cluster's version cannot create an index of the spec
 	// (an engine it retired); nothing was sent.
 	ReasonUnsupportedByCluster = "UnsupportedByCluster"

@@ -156,7 +156,27 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 			v.Spec.Fields[0] = field("bits", 12, "binary", "hamming", "faiss", "hnsw")
 		}, []string{"spec.fields[0]", "multiple of 8"}},
 		{"hamming on float", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "hamming", "faiss", "hnsw") }, []string{"spec.fields[0].spaceType", "requires dataType binary"}},
-		{"ivf without a trained model", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "faiss", "ivf") }, []string{"spec.fields[0].method.name", "method ivf needs a model trained"}},
+		{"ivf without training", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l2", "faiss", "ivf") }, []string{"spec.fields[0].method.name", "method ivf needs training"}},
+		{"ivf on lucene", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "float", "l2", "lucene", "ivf")
+			v.Spec.Fields[0].Training = &v1alpha1.FieldTraining{ModelID: "m", Index: "sample"}
+		}, []string{"spec.fields[0].method.name", "engine faiss"}},
+		{"ivf compressed", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "float", "l2", "faiss", "ivf")
+			v.Spec.Fields[0].Training = &v1alpha1.FieldTraining{ModelID: "m", Index: "sample"}
+			v.Spec.Fields[0].CompressionLevel = "8x"
+		}, []string{"spec.fields[0].method.name", "compressionLevel 1x"}},
+		{"training on hnsw", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0].Training = &v1alpha1.FieldTraining{ModelID: "m", Index: "sample"}
+		}, []string{"spec.fields[0].training", "training is for method ivf"}},
+		{"training without a model name", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "float", "l2", "faiss", "ivf")
+			v.Spec.Fields[0].Training = &v1alpha1.FieldTraining{Index: "sample"}
+		}, []string{"spec.fields[0].training.modelId"}},
+		{"model name upper case", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0] = field("v", 64, "float", "l2", "faiss", "ivf")
+			v.Spec.Fields[0].Training = &v1alpha1.FieldTraining{ModelID: "Products", Index: "sample"}
+		}, []string{"spec.fields[0].training.modelId"}},
 		{"lucene with l1", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "l1", "lucene", "hnsw") }, []string{"spec.fields[0].spaceType", "spaceType l1 and linf are engine nmslib's only"}},
 		{"faiss with linf", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0] = field("v", 64, "float", "linf", "faiss", "hnsw") }, []string{"spec.fields[0].spaceType", "spaceType l1 and linf"}},
 		{"faiss bytes with cosine", func(v *v1alpha1.VectorIndex) {
@@ -883,5 +903,33 @@ func TestRemoteSnapshotIndexAdmission(t *testing.T) {
 	}
 	if local.Spec.RestoreFrom.Storage != v1alpha1.StorageLocal {
 		t.Errorf("restoreFrom.storage defaults to %q, want %s", local.Spec.RestoreFrom.Storage, v1alpha1.StorageLocal)
+	}
+}
+
+// TestTrainingIsImmutable: the model an ivf field's index was created from cannot change
+// or go away.
+func TestTrainingIsImmutable(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	vi := validIndex()
+	vi.Spec.Fields[0] = field("embedding", 64, "float", "l2", "faiss", "ivf")
+	vi.Spec.Fields[0].Training = &v1alpha1.FieldTraining{ModelID: "products", Index: "sample"}
+	if err := c.Create(ctx, vi); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.FieldTraining) *v1alpha1.FieldTraining
+	}{
+		{"model renamed", func(tr *v1alpha1.FieldTraining) *v1alpha1.FieldTraining { tr.ModelID = "other"; return tr }},
+		{"other sample", func(tr *v1alpha1.FieldTraining) *v1alpha1.FieldTraining { tr.Index = "sample-2"; return tr }},
+		{"removed", func(*v1alpha1.FieldTraining) *v1alpha1.FieldTraining { return nil }},
+	} {
+		changed := vi.DeepCopy()
+		changed.Spec.Fields[0].Training = tc.mutate(changed.Spec.Fields[0].Training.DeepCopy())
+		err := c.Update(ctx, changed)
+		if err == nil || !strings.Contains(err.Error(), "spec.fields[0].training") || !strings.Contains(err.Error(), "training is immutable") {
+			t.Errorf("%s: %v, want refused as immutable", tc.name, err)
+		}
 	}
 }

@@ -116,6 +116,19 @@ type VectorIndexSpec struct {
 	SnapshotRepository string `json:"snapshotRepository,omitempty"`
 }
 
+// ModelStatus is one field's trained model.
+type ModelStatus struct {
+	// field whose index refers to the model.
+	Field string `json:"field"`
+	// modelId of the model in OpenSearch.
+	ModelID string `json:"modelId"`
+	// state OpenSearch reports: training, created or failed.
+	State string `json:"state"`
+	// trainedByOperator says the operator trained it (and, with deletionPolicy Delete,
+	// deletes it with the index); false for a model it found and uses.
+	TrainedByOperator bool `json:"trainedByOperator"`
+}
+
 // MappingProperty is one OpenSearch mapping property (e.g. {"type": "keyword"}), kept as
 // raw JSON. Typed as an object so admission rules can see which names are declared.
 // +kubebuilder:validation:Type=object
@@ -130,7 +143,9 @@ type MappingProperty struct {
 // +kubebuilder:validation:XValidation:rule="self.dataType != 'binary' || (self.spaceType == 'hamming' && self.engine in ['faiss', 'lucene'] && self.dimension % 8 == 0 && self.mode == 'in_memory' && self.compressionLevel == '1x')",message="dataType binary requires spaceType hamming, engine faiss or lucene, a dimension that is a multiple of 8, mode in_memory and compressionLevel 1x"
 // +kubebuilder:validation:XValidation:rule="self.spaceType != 'hamming' || self.dataType == 'binary'",message="spaceType hamming requires dataType binary",fieldPath=".spaceType"
 // +kubebuilder:validation:XValidation:rule="!(self.spaceType in ['l1', 'linf']) || self.engine == 'nmslib'",message="spaceType l1 and linf are engine nmslib's only: faiss and lucene refuse them (and OpenSearch 3.x creates no new nmslib index)",fieldPath=".spaceType"
-// +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf'",message="method ivf needs a model trained on sample vectors first (the k-NN training API), which vectorpilot does not manage yet: use method hnsw",fieldPath=".method.name"
+// +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf' || (has(self.training) && self.engine == 'faiss' && self.dataType == 'float' && self.mode == 'in_memory' && self.compressionLevel == '1x')",message="method ivf needs training (the sample its model is trained on), engine faiss, dataType float, mode in_memory and compressionLevel 1x",fieldPath=".method.name"
+// +kubebuilder:validation:XValidation:rule="!has(self.training) || self.method.name == 'ivf'",message="training is for method ivf: HNSW needs no model",fieldPath=".training"
+// +kubebuilder:validation:XValidation:rule="has(self.training) == has(oldSelf.training) && (!has(self.training) || self.training == oldSelf.training)",message="training is immutable: the index was created from its model",fieldPath=".training"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'nmslib' || (self.dataType == 'float' && self.method.name == 'hnsw')",message="engine nmslib requires dataType float and method hnsw",fieldPath=".engine"
 // +kubebuilder:validation:XValidation:rule="!(self.engine == 'faiss' && self.dataType == 'byte' && self.spaceType == 'cosinesimil')",message="engine faiss does not support spaceType cosinesimil with dataType byte (cosine normalizes vectors, which only float allows): use l2 or innerproduct, or engine lucene",fieldPath=".spaceType"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'on_disk' || (self.dataType == 'float' && (self.engine == 'faiss' || (self.engine == 'lucene' && self.compressionLevel != '1x')))",message="mode on_disk requires dataType float and engine faiss, or engine lucene with compressionLevel 4x or 32x",fieldPath=".mode"
@@ -188,6 +203,44 @@ type VectorField struct {
 	// +kubebuilder:validation:Enum="1x";"2x";"4x";"8x";"16x";"32x"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="compressionLevel is immutable"
 	CompressionLevel string `json:"compressionLevel,omitempty"`
+
+	// training is where the model of a method ivf field is trained from: the operator trains
+	// it with the k-NN training API on sample vectors before it creates the index, whose
+	// field then refers to the model. Required with method ivf. Immutable.
+	// +optional
+	Training *FieldTraining `json:"training,omitempty"`
+}
+
+// FieldTraining is the model a field's IVF index is built with, and its sample.
+type FieldTraining struct {
+	// modelId names the model in OpenSearch. A model of that name the operator did not
+	// train is used as it is when its dimension and space type match the field.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9_.-]*$`
+	ModelID string `json:"modelId"`
+	// index of the same cluster holding the sample vectors, at least as many as the
+	// method's nlist (OpenSearch's default 4).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Index string `json:"index"`
+	// field of that index holding them: a knn_vector field of the same dimension. The
+	// field's own name when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Field string `json:"field,omitempty"`
+	// maxVectors is the most sample vectors read; all of them when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxVectors *int32 `json:"maxVectors,omitempty"`
+}
+
+// SampleField is the sample index's field the model is trained on.
+func (t FieldTraining) SampleField(field string) string {
+	if t.Field != "" {
+		return t.Field
+	}
+	return field
 }
 
 // VectorMethod is the ANN algorithm of a field. Build parameters are immutable; efSearch is
@@ -539,6 +592,12 @@ type VectorIndexStatus struct {
 	// tuning is the autotuner's state, when spec.tuning.mode is Auto.
 	// +optional
 	Tuning *TuningStatus `json:"tuning,omitempty"`
+	// models are the trained models of the index's method ivf fields, as OpenSearch reports
+	// them.
+	// +optional
+	// +listType=map
+	// +listMapKey=field
+	Models []ModelStatus `json:"models,omitempty"`
 	// conditions: Ready, Progressing, Degraded, and Tuned when tuning is Auto.
 	// +listType=map
 	// +listMapKey=type

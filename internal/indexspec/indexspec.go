@@ -146,8 +146,11 @@ func Storage(settings map[string]string) string {
 	}
 }
 
-// FieldMapping is the knn_vector mapping of one field.
+// FieldMapping is the knn_vector mapping of one field; a trained field's is its model's.
 func FieldMapping(f v1alpha1.VectorField) map[string]any {
+	if f.Training != nil {
+		return map[string]any{"type": "knn_vector", "model_id": f.Training.ModelID}
+	}
 	method := map[string]any{"name": f.Method.Name, "engine": f.Engine, "space_type": f.SpaceType}
 	params := map[string]any{}
 	if p := f.Method.Parameters; p != nil {
@@ -173,6 +176,51 @@ func FieldMapping(f v1alpha1.VectorField) map[string]any {
 	}
 	return m
 }
+
+// TrainingRequest is the k-NN training API's body for a trained field's model: its method
+// (with its parameters), dimension and sample, described as trained for owner.
+func TrainingRequest(f v1alpha1.VectorField, owner Owner) map[string]any {
+	method := map[string]any{"name": f.Method.Name, "engine": f.Engine, "space_type": f.SpaceType}
+	params := map[string]any{}
+	if p := f.Method.Parameters; p != nil {
+		setIf(params, "nlist", p.Nlist)
+		setIf(params, "nprobes", p.Nprobes)
+	}
+	if len(params) > 0 {
+		method["parameters"] = params
+	}
+	body := map[string]any{
+		"training_index": f.Training.Index, "training_field": f.Training.SampleField(f.Name),
+		"dimension": f.Dimension, "method": method, "description": ModelDescription(owner),
+	}
+	if f.Training.MaxVectors != nil {
+		body["max_training_vector_count"] = *f.Training.MaxVectors
+	}
+	return body
+}
+
+// ModelDescription marks a model as trained by the VectorIndex owner: its UID is what
+// ModelTrainedBy reads back (a model has no _meta).
+func ModelDescription(o Owner) string {
+	return fmt.Sprintf("trained by vectorpilot for VectorIndex %s (uid %s)", o, o.UID)
+}
+
+// ModelTrainedBy says the model's description marks it as trained for the object of uid.
+func ModelTrainedBy(description, uid string) bool {
+	return uid != "" && strings.HasSuffix(description, "(uid "+uid+")")
+}
+
+// Nlist is the number of IVF buckets a field's model is trained with: its parameter, or
+// the k-NN plugin's default.
+func Nlist(f v1alpha1.VectorField) int32 {
+	if p := f.Method.Parameters; p != nil && p.Nlist != nil {
+		return *p.Nlist
+	}
+	return defaultNlist
+}
+
+// defaultNlist is the k-NN plugin's default nlist (METHOD_PARAMETER_NLIST_DEFAULT).
+const defaultNlist = 4
 
 func setIf(m map[string]any, key string, v *int32) {
 	if v != nil {

@@ -85,6 +85,9 @@ func TestFieldMapping(t *testing.T) {
 		{"on disk compressed ivf", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "on_disk", CompressionLevel: "32x",
 			Method: v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](128), Nprobes: ptr.To[int32](8)}}},
 			`{"compression_level":"32x","dimension":16,"method":{"engine":"faiss","name":"ivf","parameters":{"nlist":128,"nprobes":8},"space_type":"l2"},"mode":"on_disk","type":"knn_vector"}`},
+		{"ivf from its model", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x",
+			Method: v1alpha1.VectorMethod{Name: "ivf"}, Training: &v1alpha1.FieldTraining{ModelID: "docs-ivf", Index: "sample"}},
+			`{"model_id":"docs-ivf","type":"knn_vector"}`},
 		// OpenSearch reads on_disk without a level as 32x: 1x must be said.
 		{"on disk at 1x", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "on_disk", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}},
 			`{"compression_level":"1x","dimension":16,"method":{"engine":"faiss","name":"hnsw","space_type":"l2"},"mode":"on_disk","type":"knn_vector"}`},
@@ -260,6 +263,36 @@ func TestRefusedOn(t *testing.T) {
 		err := RefusedOn(tc.version, &tc.spec)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("RefusedOn(%q, %v) = %v, want %q", tc.version, tc.spec.Fields, err, tc.want)
+		}
+	}
+}
+
+func TestTrainingRequest(t *testing.T) {
+	owner := Owner{Namespace: "ns", Name: "docs", UID: "uid-1"}
+	f := v1alpha1.VectorField{Name: "embedding", Dimension: 16, DataType: "float", SpaceType: "innerproduct", Engine: "faiss",
+		Method:   v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](32), Nprobes: ptr.To[int32](4)}},
+		Training: &v1alpha1.FieldTraining{ModelID: "m", Index: "sample", Field: "vec", MaxVectors: ptr.To[int32](1000)}}
+	got, _ := json.Marshal(TrainingRequest(f, owner))
+	want := `{"description":"trained by vectorpilot for VectorIndex ns/docs (uid uid-1)","dimension":16,"max_training_vector_count":1000,` +
+		`"method":{"engine":"faiss","name":"ivf","parameters":{"nlist":32,"nprobes":4},"space_type":"innerproduct"},"training_field":"vec","training_index":"sample"}`
+	if string(got) != want {
+		t.Errorf("TrainingRequest = %s\nwant %s", got, want)
+	}
+	f.Training.Field, f.Training.MaxVectors, f.Method.Parameters = "", nil, nil
+	if body := TrainingRequest(f, owner); body["training_field"] != "embedding" || body["max_training_vector_count"] != nil || Nlist(f) != 4 {
+		t.Errorf("defaults: %v, nlist %d; want the field's own name, no cap, nlist 4", body, Nlist(f))
+	}
+	for _, tc := range []struct {
+		description, uid string
+		want             bool
+	}{
+		{ModelDescription(owner), "uid-1", true},
+		{ModelDescription(owner), "uid-2", false},
+		{"a model someone trained", "uid-1", false},
+		{ModelDescription(Owner{}), "", false},
+	} {
+		if got := ModelTrainedBy(tc.description, tc.uid); got != tc.want {
+			t.Errorf("ModelTrainedBy(%q, %q) = %v", tc.description, tc.uid, got)
 		}
 	}
 }

@@ -45,6 +45,11 @@ var requestRules = []requestRule{
 	// every few seconds per client.
 	{http.MethodGet, "/_nodes/{name}/stats/{name}", Permissions{Cluster: []string{"cluster:monitor/nodes/stats"}}},
 	{http.MethodGet, "/_plugins/_knn/stats", Permissions{Cluster: []string{"cluster:admin/knn_stats_action"}}},
+	// IVF models: training (the REST route goes through the training job router, which
+	// reads the sample index as the caller), reading and deleting.
+	{http.MethodGet, "/_plugins/_knn/models/{name}", Permissions{Cluster: []string{"cluster:admin/knn_get_model_action"}}},
+	{http.MethodPost, "/_plugins/_knn/models/{name}/_train", Permissions{Cluster: []string{"cluster:admin/knn_training_job_router_action", "cluster:admin/knn_training_model_action"}, Index: []string{"indices:data/read/search"}}},
+	{http.MethodDelete, "/_plugins/_knn/models/{name}", Permissions{Cluster: []string{"cluster:admin/knn_delete_model_action"}}},
 	{http.MethodPost, "/_flush", Permissions{Index: []string{"indices:admin/flush"}}},
 	{http.MethodPost, "/_bulk", Permissions{Cluster: []string{"indices:data/write/bulk"}, Index: []string{"indices:data/write/bulk[s]", "indices:data/write/index"}}},
 	{http.MethodPut, "/_snapshot/{name}", Permissions{Cluster: []string{"cluster:admin/repository/put"}}},
