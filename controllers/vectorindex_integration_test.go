@@ -45,6 +45,16 @@ func luceneIndex(e *env, name string) *v1alpha1.VectorIndex {
 	}
 }
 
+// indexOf is a one-shard VectorIndex of the fields as written (the API's defaults fill the
+// rest), deleted with its object.
+func indexOf(e *env, name string, fields ...v1alpha1.VectorField) *v1alpha1.VectorIndex {
+	return &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: v1alpha1.VectorIndexSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-" + name, Shards: 1,
+			Fields: fields, DeletionPolicy: v1alpha1.DeletionPolicyDelete},
+	}
+}
+
 func liveIndex(t *testing.T, c *opensearch.Client, name string) *opensearch.Index {
 	t.Helper()
 	idx, err := c.GetIndex(t.Context(), name)
@@ -295,14 +305,7 @@ func TestFaissDefaultPath(t *testing.T) {
 	osClient := osClient(t, url)
 	e.cluster("vectors", url)
 
-	vi := &v1alpha1.VectorIndex{
-		ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: e.ns},
-		Spec: v1alpha1.VectorIndexSpec{
-			ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-defaults", Shards: 1,
-			Fields:         []v1alpha1.VectorField{{Name: "embedding", Dimension: 32}, {Name: "bits", Dimension: 64, DataType: "binary", SpaceType: "hamming"}},
-			DeletionPolicy: v1alpha1.DeletionPolicyDelete,
-		},
-	}
+	vi := indexOf(e, "defaults", v1alpha1.VectorField{Name: "embedding", Dimension: 32}, v1alpha1.VectorField{Name: "bits", Dimension: 64, DataType: "binary", SpaceType: "hamming"})
 	e.create(vi)
 	e.waitIndexReady(vi)
 	if f := vi.Spec.Fields[0]; f.Engine != "faiss" || f.Method.Name != "hnsw" || f.SpaceType != "l2" || f.Mode != "in_memory" {
@@ -406,14 +409,7 @@ func TestCompressedFaissAndLuceneFields(t *testing.T) {
 		{"lucene", "on_disk", "32x", 0.2},
 	} {
 		name := fmt.Sprintf("%s-%s-%s", tc.engine, strings.ReplaceAll(tc.mode, "_", ""), tc.compression)
-		vi := &v1alpha1.VectorIndex{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
-			Spec: v1alpha1.VectorIndexSpec{
-				ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-" + name, Shards: 1,
-				Fields:         []v1alpha1.VectorField{{Name: "embedding", Dimension: 64, Engine: tc.engine, Mode: tc.mode, CompressionLevel: tc.compression}},
-				DeletionPolicy: v1alpha1.DeletionPolicyDelete,
-			},
-		}
+		vi := indexOf(e, name, v1alpha1.VectorField{Name: "embedding", Dimension: 64, Engine: tc.engine, Mode: tc.mode, CompressionLevel: tc.compression})
 		e.create(vi)
 		e.waitIndexReady(vi)
 		if p := property(t, liveIndex(t, osClient, vi.Spec.IndexName), "embedding"); fmt.Sprint(p["compression_level"]) != tc.compression {
@@ -454,22 +450,13 @@ func TestIVFTrainedFromASample(t *testing.T) {
 	e.cluster("vectors", url)
 	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 100, Dim: 32, Seed: 29})
 
-	sample := &v1alpha1.VectorIndex{
-		ObjectMeta: metav1.ObjectMeta{Name: "sample", Namespace: e.ns},
-		Spec: v1alpha1.VectorIndexSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-sample", Shards: 1,
-			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 32}}, DeletionPolicy: v1alpha1.DeletionPolicyDelete},
-	}
+	sample := indexOf(e, "sample", v1alpha1.VectorField{Name: "embedding", Dimension: 32})
 	e.create(sample)
 	e.waitIndexReady(sample)
 	modelID := e.ns + "-ivf"
-	ivf := &v1alpha1.VectorIndex{
-		ObjectMeta: metav1.ObjectMeta{Name: "ivf", Namespace: e.ns},
-		Spec: v1alpha1.VectorIndexSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: e.ns + "-ivf", Shards: 1,
-			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 32,
-				Method:   v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](64), Nprobes: ptr.To[int32](16)}},
-				Training: &v1alpha1.FieldTraining{ModelID: modelID, Index: sample.Spec.IndexName}}},
-			DeletionPolicy: v1alpha1.DeletionPolicyDelete},
-	}
+	ivf := indexOf(e, "ivf", v1alpha1.VectorField{Name: "embedding", Dimension: 32,
+		Method:   v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](64), Nprobes: ptr.To[int32](16)}},
+		Training: &v1alpha1.FieldTraining{ModelID: modelID, Index: sample.Spec.IndexName}})
 	e.create(ivf)
 	e.waitCondition(ivf, func() []metav1.Condition { return ivf.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonTrainingSampleTooSmall, 30*time.Second)
 	t.Logf("empty sample: %s", conditionMessage(ivf, v1alpha1.ConditionDegraded))
