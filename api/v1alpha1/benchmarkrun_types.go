@@ -100,10 +100,12 @@ type BenchmarkVariant struct {
 	Nodes string `json:"nodes,omitempty"`
 }
 
-// VectorRepresentation is how an index stores its vectors: float, byte, binary (one bit
-// per dimension, Hamming distance), or float with Lucene's scalar quantization to 7 or 1
-// bits (sq7, sq1; sq1 needs the k-NN plugin's native library on the nodes).
-// +kubebuilder:validation:Enum=float;byte;binary;sq7;sq1
+// VectorRepresentation is how an index stores its vectors: on Lucene float, byte, binary
+// (one bit per dimension, Hamming distance), or float with scalar quantization to 7 or 1
+// bits (sq7, sq1; sq1 needs the k-NN plugin's native library on the nodes); on faiss
+// (native graphs, their memory measured in the k-NN cache) faiss-float, faiss-fp16 (2x)
+// and faiss-binary.
+// +kubebuilder:validation:Enum=float;byte;binary;sq7;sq1;faiss-float;faiss-fp16;faiss-binary
 type VectorRepresentation string
 
 // BenchmarkWorkload is the data and the queries of a run.

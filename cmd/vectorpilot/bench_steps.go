@@ -223,7 +223,7 @@ func newBenchRepresentationsStepCommand() *cobra.Command {
 		},
 	}
 	s.register(cmd.Flags())
-	cmd.Flags().StringVar(&names, "representations", "", "comma-separated representations (float, byte, binary, sq7, sq1)")
+	cmd.Flags().StringVar(&names, "representations", "", "comma-separated representations (float, byte, binary, sq7, sq1, faiss-float, faiss-fp16, faiss-binary)")
 	cmd.Flags().IntVar(&s.w.Shards, "shards", 1, "shards of each scratch index")
 	cmd.Flags().StringVar(&owner, "scratch-owner", "", "the mark the scratch indexes carry: only indexes with it are replaced or dropped")
 	cmd.Flags().StringVar(&out, "out", "/tmp/representations.json", "where to write the results")

@@ -59,3 +59,50 @@ func TestLuceneHNSWRecallOnRealNode(t *testing.T) {
 		t.Fatalf("recall@%d = %.4f, want >= 0.95", k, recall)
 	}
 }
+
+// TestFaissRepresentationsOnRealNode measures the faiss representations of the same vectors
+// on the real node, whose native libraries are built from source: each finds neighbours,
+// and its hot bytes are the native memory its graphs take in the k-NN cache — fp16 less
+// than float's, binary the least.
+func TestFaissRepresentationsOnRealNode(t *testing.T) {
+	url := testsupport.OpenSearchURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := opensearch.New(opensearch.Config{Endpoint: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 50, Dim: 64, Seed: 31})
+	reps, err := bench.RepresentationsNamed([]string{"faiss-float", "faiss-fp16", "faiss-binary"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bench.RepresentationConfig{Prefix: "repr-faiss", Field: "embedding", Base: base, Queries: queries, Exact: dataset.ExactKNN(base, queries, 10),
+		K: 10, Shards: 1, Clients: []int{1}, Representations: reps, Load: true, Warmup: time.Second, Duration: 2 * time.Second}
+	results, err := bench.MeasureRepresentations(ctx, c, cfg)
+	t.Cleanup(func() {
+		for _, r := range reps {
+			_ = c.DeleteIndex(context.Background(), "repr-faiss-"+r.Name)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := map[string]float64{}
+	for _, r := range results {
+		hot[r.Name] = r.HotBytesPerDoc
+		t.Logf("%-12s recall %.3f p90 %.2f ms %.0f q/s; hot %.1f B/doc (k-NN cache), disk %.1f B/doc", r.Name, r.HNSW[0].Recall, r.HNSW[0].P90Ms, r.HNSW[0].QPS, r.HotBytesPerDoc, r.DiskBytesPerDoc)
+		// Sign bits keep little of clusters of isotropic noise (Lucene's binary measures 0.01
+		// on such data): the binary floor is ten times chance (10 of 5,000).
+		floor := 0.9
+		if r.DataType == "binary" {
+			floor = 0.02
+		}
+		if r.HNSW[0].Recall < floor || r.Docs != int64(base.Len()) {
+			t.Errorf("%s: recall %.3f over %d docs, want >= %.2f", r.Name, r.HNSW[0].Recall, r.Docs, floor)
+		}
+	}
+	if !(hot["faiss-float"] > hot["faiss-fp16"] && hot["faiss-fp16"] > hot["faiss-binary"] && hot["faiss-binary"] > 0) {
+		t.Errorf("hot bytes per doc %v: want float > fp16 > binary > 0", hot)
+	}
+}

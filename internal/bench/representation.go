@@ -4,17 +4,25 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 )
 
-// Representation is how an index stores its vectors: the knn_vector data type and, for
-// float vectors, Lucene's scalar quantization. Each trades recall for memory differently;
-// the sweep measures them on the same data and queries.
+// Representation is how an index stores its vectors: the engine, the knn_vector data type
+// and, for float vectors, Lucene's scalar quantization or faiss's compression levels. Each
+// trades recall for memory differently; the sweep measures them on the same data and
+// queries.
 type Representation struct {
 	Name string `json:"name"`
+	// Engine is the k-NN engine: lucene when empty, or faiss (native graphs).
+	Engine string `json:"engine,omitempty"`
 	// DataType is the knn_vector data_type: float, byte or binary.
 	DataType string `json:"dataType"`
+	// Compression is faiss's in-memory compression level: 2x is fp16. (on_disk binary
+	// quantization is left out: its graphs are not held in the k-NN cache, where the
+	// sweep measures faiss's hot bytes.)
+	Compression string `json:"compression,omitempty"`
 	// Encoder is the Lucene HNSW encoder: "" (the vectors as they are) or "sq" (scalar
 	// quantization of float vectors to Bits bits per dimension, searched on the quantized
 	// copy; OpenSearch 3.6 takes 7 or 1 and requires it).
@@ -22,14 +30,20 @@ type Representation struct {
 	Bits    int    `json:"bits,omitempty"`
 }
 
-// Representations are the ones the Lucene engine offers for HNSW.
+// Representations are the ones the Lucene and faiss engines offer for HNSW.
 var Representations = []Representation{
 	{Name: "float", DataType: "float"},
 	{Name: "sq7", DataType: "float", Encoder: "sq", Bits: 7},
 	{Name: "sq1", DataType: "float", Encoder: "sq", Bits: 1},
 	{Name: "byte", DataType: "byte"},
 	{Name: "binary", DataType: "binary"},
+	{Name: "faiss-float", Engine: "faiss", DataType: "float"},
+	{Name: "faiss-fp16", Engine: "faiss", DataType: "float", Compression: "2x"},
+	{Name: "faiss-binary", Engine: "faiss", DataType: "binary"},
 }
+
+// Native says the representation's graphs are the faiss library's, held in native memory.
+func (r Representation) Native() bool { return r.Engine == "faiss" }
 
 // RepresentationsNamed are the representations of the names, in the table's order; a name
 // not in the table is an error.
@@ -41,7 +55,11 @@ func RepresentationsNamed(names []string) ([]Representation, error) {
 		}
 	}
 	if len(out) != len(names) {
-		return nil, fmt.Errorf("representations %v: each must be one of float, sq7, sq1, byte, binary", names)
+		known := make([]string, len(Representations))
+		for i, r := range Representations {
+			known[i] = r.Name
+		}
+		return nil, fmt.Errorf("representations %v: each must be one of %s", names, strings.Join(known, ", "))
 	}
 	return out, nil
 }
@@ -63,10 +81,17 @@ func (r Representation) Mapping(dim int) map[string]any {
 	if r.Encoder != "" {
 		params["encoder"] = map[string]any{"name": r.Encoder, "parameters": map[string]any{"bits": r.Bits}}
 	}
-	method := map[string]any{"name": "hnsw", "engine": "lucene", "space_type": r.SpaceType(), "parameters": params}
+	engine := r.Engine
+	if engine == "" {
+		engine = "lucene"
+	}
+	method := map[string]any{"name": "hnsw", "engine": engine, "space_type": r.SpaceType(), "parameters": params}
 	field := map[string]any{"type": "knn_vector", "dimension": dim, "method": method}
 	if r.DataType != "float" {
 		field["data_type"] = r.DataType
+	}
+	if r.Compression != "" {
+		field["compression_level"] = r.Compression
 	}
 	return field
 }

@@ -25,6 +25,12 @@ func TestRepresentationMapping(t *testing.T) {
 			"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": "l2", "parameters": graph}}},
 		{Representations[4], map[string]any{"type": "knn_vector", "dimension": 128, "data_type": "binary",
 			"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": "hamming", "parameters": graph}}},
+		{Representations[5], map[string]any{"type": "knn_vector", "dimension": 128,
+			"method": map[string]any{"name": "hnsw", "engine": "faiss", "space_type": "l2", "parameters": graph}}},
+		{Representations[6], map[string]any{"type": "knn_vector", "dimension": 128, "compression_level": "2x",
+			"method": map[string]any{"name": "hnsw", "engine": "faiss", "space_type": "l2", "parameters": graph}}},
+		{Representations[7], map[string]any{"type": "knn_vector", "dimension": 128, "data_type": "binary",
+			"method": map[string]any{"name": "hnsw", "engine": "faiss", "space_type": "hamming", "parameters": graph}}},
 	} {
 		if got := tc.rep.Mapping(128); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.rep.Name, got, tc.want)

@@ -46,15 +46,16 @@ type RepresentationResult struct {
 	// Files are the primary segment files' bytes by extension.
 	Files map[string]int64 `json:"files"`
 	// HotBytesPerDoc is what an HNSW search reads per document: the graph and the vectors
-	// it scores (the quantized copy when there is one), the memory to keep cached.
+	// it scores (the quantized copy when there is one), the memory to keep cached — for
+	// faiss the native memory its graphs take once loaded (k-NN stats).
 	HotBytesPerDoc float64 `json:"hotBytesPerDoc"`
 	// DiskBytesPerDoc is every vector file per document.
 	DiskBytesPerDoc float64 `json:"diskBytesPerDoc"`
 }
 
-// vectorFiles are Lucene's vector format files: raw vectors and their metadata, the HNSW
-// graph and its metadata, quantized vectors and their metadata.
-var vectorFiles = []string{"vec", "vemf", "vex", "vem", "veq", "vemq"}
+// vectorFiles are the vector format files: Lucene's raw vectors and their metadata, HNSW
+// graph and its metadata, quantized vectors and their metadata, and faiss's native graphs.
+var vectorFiles = []string{"vec", "vemf", "vex", "vem", "veq", "vemq", "faiss"}
 
 // MeasureRepresentations loads (when asked) and measures every representation in turn.
 func MeasureRepresentations(ctx context.Context, c *opensearch.Client, cfg RepresentationConfig) ([]RepresentationResult, error) {
@@ -138,6 +139,17 @@ func measureRepresentation(ctx context.Context, c *opensearch.Client, cfg Repres
 		return res, err
 	}
 	res.HNSW = report.Results
+	if rep.Native() && res.Docs > 0 {
+		// The sweep's queries loaded the graphs into the k-NN cache.
+		graph, err := c.GraphMemoryBytes(ctx, index)
+		if err != nil {
+			return res, err
+		}
+		if graph == 0 {
+			return res, fmt.Errorf("index %s: no faiss graph in the k-NN cache after its queries: its hot bytes cannot be measured", index)
+		}
+		res.HotBytesPerDoc = round2(float64(graph) / float64(res.Docs))
+	}
 	if cfg.ExactDuration > 0 {
 		sweep.Clients, sweep.Duration = []int{1}, cfg.ExactDuration
 		sweep.Body = func(v []float32, k int) any { return opensearch.ExactKNNQuery(cfg.Field, v, k, rep.SpaceType()) }

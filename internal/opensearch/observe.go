@@ -168,3 +168,23 @@ func (c *Client) Figures(ctx context.Context, indexes []string) (ClusterFigures,
 	}
 	return out, nil
 }
+
+// GraphMemoryBytes is the native memory the k-NN cache holds for an index's graphs, summed
+// over the nodes (faiss and nmslib graphs; Lucene's are not in it).
+func (c *Client) GraphMemoryBytes(ctx context.Context, index string) (int64, error) {
+	var knn struct {
+		Nodes map[string]struct {
+			IndicesInCache map[string]struct {
+				GraphMemoryUsageKB int64 `json:"graph_memory_usage"`
+			} `json:"indices_in_cache"`
+		} `json:"nodes"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/_plugins/_knn/stats?filter_path=nodes.*.indices_in_cache", nil, &knn); err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, n := range knn.Nodes {
+		total += n.IndicesInCache[index].GraphMemoryUsageKB * 1024
+	}
+	return total, nil
+}
