@@ -7,7 +7,7 @@ $(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(su
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: image bench-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: image bench-simd bench-faiss-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot, and the demo's local
@@ -128,3 +128,9 @@ bench: tools real-parts
 ## sq7, byte and binary indexes of the same vectors on one local node (about 15 minutes)
 bench-simd: real-parts
 	hack/bench-simd.sh
+
+## bench-faiss-simd: A/B of the faiss library variants (generic, avx2, avx512, avx512_spr where
+## the CPU runs them) on one local node: graph build time, p90, throughput, recall; builds
+## every native level this CPU runs first
+bench-faiss-simd: real-parts
+	hack/bench-faiss-simd.sh

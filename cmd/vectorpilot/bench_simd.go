@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,8 @@ func newBenchRepresentationsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "representations",
 		Short: "Measure float, scalar-quantized (7 and 1 bit), byte and binary HNSW indexes of the same vectors: recall@k against exact float neighbours, p90, throughput, CPU and memory per document",
-		Long: `Representations loads (with --load) one index per representation (float, sq7, sq1, byte, binary), <prefix>-<name>, from
+		Long: `Representations loads (with --load) one index per representation (float, sq7, sq1, byte, binary on Lucene;
+faiss-float, faiss-fp16, faiss-binary on faiss, with --representations), <prefix>-<name>, from
 the same generated float vectors (bytes scaled to the largest magnitude, bits by sign), one
 segment per shard, then measures each: HNSW cells per client level with recall against the
 exact float neighbours, a brute-force cell (the k-NN scoring script), and the vector files'
@@ -170,6 +173,33 @@ func newBenchSIMDCompareCommand() *cobra.Command {
 	f.StringVar(&narrow, "narrow", "avx2", "the 256-bit variant")
 	f.Float64Var(&minGain, "min-gain", 0.05, "least throughput gain (0.05 = 5 %) for which the wider level is worth fewer instance families")
 	return cmd
+}
+
+// newBenchKNNSettingsCommand prints the k-NN node settings (opensearch.yml lines) that make
+// a node load one faiss library variant, as a pool of that SIMD level's nodes do; "generic"
+// disables every SIMD variant (hack/bench-faiss-simd.sh).
+func newBenchKNNSettingsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "knn-settings LEVEL",
+		Short: "Print the knn.faiss.*.disabled settings of a pool's SIMD level (avx2, avx512, avx512_spr), or of the generic library",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			settings := simd.KNNSettings(v1alpha1.SIMDLevel(args[0]))
+			switch _, known := simd.For(v1alpha1.SIMDLevel(args[0])); {
+			case args[0] == simd.Generic:
+				for k := range settings {
+					settings[k] = "true"
+				}
+			case !known:
+				return fmt.Errorf("unknown SIMD level %q", args[0])
+			}
+			keys := slices.Sorted(maps.Keys(settings))
+			for _, k := range keys {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", k, settings[k])
+			}
+			return nil
+		},
+	}
 }
 
 // newBenchJVMOptionsCommand prints the JVM vector options a pool of a SIMD level runs

@@ -22,6 +22,7 @@ import (
 // sweepOptions are the flags of `vectorpilot bench sweep`.
 type sweepOptions struct {
 	url, index, field, outDir  string
+	engine                     string
 	hdf5, python, exportScript string
 	create                     bool
 	spec                       dataset.Spec
@@ -39,8 +40,8 @@ func newBenchSweepCommand() *cobra.Command {
 		Long: `Sweep runs closed-loop clients against an index for every slice setting and client
 level (1 = concurrent search off, 0 = Lucene's default slicing, N = at most N slices), one
 cell at a time, and writes results.json (the tuner's input), results.csv and chart.svg to
---out. With --create it first creates the index (lucene HNSW) and loads a generated dataset
-in --segments segments; the same dataset flags regenerate the same queries and ground truth.`,
+--out. With --create it first creates the index (HNSW on --engine) and loads a generated
+dataset in --segments segments, printing how long loading and building took; the same dataset flags regenerate the same queries and ground truth.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, o) },
 	}
 	f := cmd.Flags()
@@ -48,6 +49,7 @@ in --segments segments; the same dataset flags regenerate the same queries and g
 	f.StringVar(&o.index, "index", "bench-vectors", "index to measure")
 	f.StringVar(&o.field, "field", "embedding", "knn_vector field")
 	f.BoolVar(&o.create, "create", false, "(re)create the index and load the dataset first")
+	f.StringVar(&o.engine, "engine", "lucene", "the k-NN engine of the index --create makes: lucene or faiss")
 	f.StringVar(&o.hdf5, "hdf5", "", "use an ann-benchmarks / OpenSearch Benchmark HDF5 file (train, test, neighbors) instead of generated vectors")
 	f.StringVar(&o.python, "python", "bin/venv/bin/python", "python with h5py, for --hdf5 (hack/install-python.sh makes it)")
 	f.StringVar(&o.exportScript, "hdf5-export-script", "hack/hdf5_export.py", "the script that exports an HDF5 file for --hdf5")
@@ -126,7 +128,7 @@ func createBenchIndex(cmd *cobra.Command, c *opensearch.Client, o *sweepOptions,
 	ctx := cmd.Context()
 	spec := v1alpha1.VectorIndexSpec{
 		Shards: int32(o.shards), Replicas: 0, RefreshInterval: "1s",
-		Fields: []v1alpha1.VectorField{{Name: o.field, Dimension: int32(o.spec.Dim), DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x",
+		Fields: []v1alpha1.VectorField{{Name: o.field, Dimension: int32(o.spec.Dim), DataType: "float", SpaceType: "l2", Engine: o.engine, Mode: "in_memory", CompressionLevel: "1x",
 			Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfConstruction: ptr.To[int32](128), EfSearch: ptr.To[int32](100)}}}},
 		Search: v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}},
 	}
