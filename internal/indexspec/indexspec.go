@@ -151,19 +151,7 @@ func FieldMapping(f v1alpha1.VectorField) map[string]any {
 	if f.Training != nil {
 		return map[string]any{"type": "knn_vector", "model_id": f.Training.ModelID}
 	}
-	method := map[string]any{"name": f.Method.Name, "engine": f.Engine, "space_type": f.SpaceType}
-	params := map[string]any{}
-	if p := f.Method.Parameters; p != nil {
-		// ef_search is an index setting (it may change); only build parameters go here.
-		setIf(params, "m", p.M)
-		setIf(params, "ef_construction", p.EfConstruction)
-		setIf(params, "nlist", p.Nlist)
-		setIf(params, "nprobes", p.Nprobes)
-	}
-	if len(params) > 0 {
-		method["parameters"] = params
-	}
-	m := map[string]any{"type": "knn_vector", "dimension": f.Dimension, "method": method}
+	m := map[string]any{"type": "knn_vector", "dimension": f.Dimension, "method": methodMapping(f)}
 	if f.DataType != "float" {
 		m["data_type"] = f.DataType
 	}
@@ -177,21 +165,29 @@ func FieldMapping(f v1alpha1.VectorField) map[string]any {
 	return m
 }
 
-// TrainingRequest is the k-NN training API's body for a trained field's model: its method
-// (with its parameters), dimension and sample, described as trained for owner.
-func TrainingRequest(f v1alpha1.VectorField, owner Owner) map[string]any {
+// methodMapping is a field's method as a mapping and the training API take it: its build
+// parameters (ef_search is an index setting, it may change).
+func methodMapping(f v1alpha1.VectorField) map[string]any {
 	method := map[string]any{"name": f.Method.Name, "engine": f.Engine, "space_type": f.SpaceType}
 	params := map[string]any{}
 	if p := f.Method.Parameters; p != nil {
+		setIf(params, "m", p.M)
+		setIf(params, "ef_construction", p.EfConstruction)
 		setIf(params, "nlist", p.Nlist)
 		setIf(params, "nprobes", p.Nprobes)
 	}
 	if len(params) > 0 {
 		method["parameters"] = params
 	}
+	return method
+}
+
+// TrainingRequest is the k-NN training API's body for a trained field's model: its method
+// (with its parameters), dimension and sample, described as trained for owner.
+func TrainingRequest(f v1alpha1.VectorField, owner Owner) map[string]any {
 	body := map[string]any{
 		"training_index": f.Training.Index, "training_field": f.Training.SampleField(f.Name),
-		"dimension": f.Dimension, "method": method, "description": ModelDescription(owner),
+		"dimension": f.Dimension, "method": methodMapping(f), "description": ModelDescription(owner),
 	}
 	if f.Training.MaxVectors != nil {
 		body["max_training_vector_count"] = *f.Training.MaxVectors
