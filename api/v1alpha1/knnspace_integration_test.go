@@ -1,10 +1,10 @@
 package v1alpha1_test
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -36,8 +37,15 @@ import (
 // admission's: the operator refuses those before it sends anything.
 func TestAdmissionAgreesWithThePlugin(t *testing.T) {
 	c := newClient(t)
-	node := testsupport.OpenSearchURL(t)
-	version := nodeVersion(t, node)
+	node, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := node.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := info.Version
 	field := fieldSchema(t)
 	enum := func(props map[string]apiextensionsv1.JSONSchemaProps, name string) []string {
 		var out []string
@@ -130,7 +138,7 @@ type verdict struct {
 
 // judge asks the API server (dry run) and OpenSearch (an index created and deleted) about
 // each field, a few at a time.
-func judge(t *testing.T, c client.Client, node, version string, fields []v1alpha1.VectorField) []verdict {
+func judge(t *testing.T, c client.Client, node *opensearch.Client, version string, fields []v1alpha1.VectorField) []verdict {
 	out := make([]verdict, len(fields))
 	var wg sync.WaitGroup
 	work := make(chan int)
@@ -153,7 +161,7 @@ func judge(t *testing.T, c client.Client, node, version string, fields []v1alpha
 					v.admissionError = err.Error()
 				}
 				var osErr error
-				v.accepted, v.osError, osErr = createsIndex(t, node, fmt.Sprintf("knn-space-%d", i), indexspec.FieldMapping(f))
+				v.accepted, v.osError, osErr = createsIndex(t.Context(), node, fmt.Sprintf("knn-space-%d", i), indexspec.FieldMapping(f))
 				if osErr != nil {
 					t.Errorf("%s: %v", describe(f), osErr)
 				}
@@ -173,63 +181,18 @@ func judge(t *testing.T, c client.Client, node, version string, fields []v1alpha
 }
 
 // createsIndex says whether OpenSearch creates an index with this one knn_vector field, and
-// its reason when it does not; a created index is deleted.
-func createsIndex(t *testing.T, node, name string, mapping map[string]any) (bool, string, error) {
-	body, _ := json.Marshal(map[string]any{
-		"settings": map[string]any{"index.knn": true, "index.number_of_shards": 1, "index.number_of_replicas": 0},
-		"mappings": map[string]any{"properties": map[string]any{"v": mapping}},
-	})
-	status, resp, err := request(t, http.MethodPut, node+"/"+name+"?wait_for_active_shards=0", body)
-	if err != nil {
-		return false, "", err
+// its reason when it refuses; a created index is deleted.
+func createsIndex(ctx context.Context, node *opensearch.Client, name string, mapping map[string]any) (bool, string, error) {
+	settings := map[string]any{"index.knn": true, "index.number_of_shards": 1, "index.number_of_replicas": 0}
+	err := node.CreateIndex(ctx, name, settings, map[string]any{"v": mapping}, nil)
+	var refused *opensearch.APIError
+	switch {
+	case err == nil:
+		return true, "", node.DeleteIndex(ctx, name)
+	case errors.As(err, &refused) && refused.Status == http.StatusBadRequest:
+		return false, refused.Reason, nil
 	}
-	if status == http.StatusOK {
-		if s, r, err := request(t, http.MethodDelete, node+"/"+name, nil); err != nil || s != http.StatusOK {
-			return false, "", fmt.Errorf("deleting %s: %d %s %v", name, s, r, err)
-		}
-		return true, "", nil
-	}
-	if status != http.StatusBadRequest {
-		return false, "", fmt.Errorf("creating %s: %d %s", name, status, resp)
-	}
-	var e struct {
-		Error struct {
-			Reason string `json:"reason"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(resp, &e)
-	return false, e.Error.Reason, nil
-}
-
-func request(t *testing.T, method, url string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
-func nodeVersion(t *testing.T, node string) string {
-	status, body, err := request(t, http.MethodGet, node+"/", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info struct {
-		Version struct {
-			Number string `json:"number"`
-		} `json:"version"`
-	}
-	if err := json.Unmarshal(body, &info); status != http.StatusOK || err != nil {
-		t.Fatalf("GET /: %d %s %v", status, body, err)
-	}
-	return info.Version.Number
+	return false, "", err
 }
 
 // fieldSchema is the CRD's schema of one vector field, as installed.
