@@ -14,16 +14,22 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch)) }
 
-// TestLuceneHNSWRecallOnRealNode loads 5,000 clustered 64-d vectors into a lucene HNSW
-// index on the real node and checks recall@10 against brute-force ground truth.
-func TestLuceneHNSWRecallOnRealNode(t *testing.T) {
-	url := testsupport.OpenSearchURL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := opensearch.New(opensearch.Config{Endpoint: url})
+// nodeClient is a client of the package's OpenSearch node.
+func nodeClient(t *testing.T) *opensearch.Client {
+	t.Helper()
+	c, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestLuceneHNSWRecallOnRealNode loads 5,000 clustered 64-d vectors into a lucene HNSW
+// index on the real node and checks recall@10 against brute-force ground truth.
+func TestLuceneHNSWRecallOnRealNode(t *testing.T) {
+	c := nodeClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	const index, field, k = "recall-lucene-hnsw", "embedding", 10
 	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 100, Dim: 64, Seed: 20261122})
 	_ = c.DeleteIndex(ctx, index)
@@ -65,13 +71,9 @@ func TestLuceneHNSWRecallOnRealNode(t *testing.T) {
 // and its hot bytes are the native memory its graphs take in the k-NN cache — fp16 less
 // than float's, binary the least.
 func TestFaissRepresentationsOnRealNode(t *testing.T) {
-	url := testsupport.OpenSearchURL(t)
+	c := nodeClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := opensearch.New(opensearch.Config{Endpoint: url})
-	if err != nil {
-		t.Fatal(err)
-	}
 	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 50, Dim: 64, Seed: 31})
 	reps, err := bench.RepresentationsNamed([]string{"faiss-float", "faiss-fp16", "faiss-binary"})
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestSweepLeavesTheIndexsSlicesAsItFoundThem: a sweep sets each slice count it measures
@@ -18,11 +17,7 @@ import (
 // slice settings it had before (the tuner reads the live setting as the one it applied:
 // a leftover was kept by its hysteresis as if it had chosen it).
 func TestSweepLeavesTheIndexsSlicesAsItFoundThem(t *testing.T) {
-	url := testsupport.OpenSearchURL(t)
-	c, err := opensearch.New(opensearch.Config{Endpoint: url})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := nodeClient(t)
 	const index, field, k = "sweep-restores-slices", "embedding", 10
 	base, queries := dataset.Generate(dataset.Spec{Count: 500, Queries: 10, Dim: 8, Seed: 7})
 	ctx := context.Background()
