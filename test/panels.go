@@ -24,9 +24,11 @@ import (
 // return at least one series, every value finite — or, for a panel that declares what
 // empty means (noValue), nothing; it logs the table panel → series → sample value.
 // scrapeInterval is the scrape's: $__rate_interval is four of them, as Grafana makes it. A
-// dashboard named in skip is left out, its reason logged.
-func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, skip map[string]string) {
+// dashboard named in skip is left out, its reason logged. It returns every value each panel
+// showed, keyed "dashboard / panel title", for callers that know what a panel must show.
+func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, skip map[string]string) map[string][]float64 {
 	t.Helper()
+	shown := map[string][]float64{}
 	files, err := filepath.Glob(filepath.Join(testsupport.Root(t), "dashboards", "*.json"))
 	must(t, err)
 	// The metrics' types as Prometheus learnt them from the scrape.
@@ -125,6 +127,7 @@ func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, sk
 							t.Errorf("%s / %s: %v for %v from %s", name, p.Title, v, s.Metric, expr)
 						}
 						values = append(values, float64(s.Value))
+						shown[name+" / "+p.Title] = append(shown[name+" / "+p.Title], float64(s.Value))
 						// The legend names labels the series really carry, or Grafana draws
 						// them blank (and every line of the panel alike).
 						for _, l := range dashboards.LegendLabels(target.LegendFormat) {
@@ -150,6 +153,7 @@ func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, sk
 			}
 		}
 	}
+	return shown
 }
 
 // resolveVariable answers a Grafana label_values(selector, label) variable: the label's

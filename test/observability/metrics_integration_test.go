@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -63,7 +66,9 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "observed", Namespace: ns},
 		Spec: v1alpha1.VectorIndexSpec{
 			ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: ns + "-observed", Shards: 1, Replicas: 0, RefreshInterval: "1s",
-			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}},
+			// faiss, the default engine: its graphs live in the k-NN cache, so the graph
+			// memory and cache panels have real, non-zero series to show.
+			Fields: []v1alpha1.VectorField{{Name: "embedding", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}},
 			Search: v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}},
 			Tuning: &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", HysteresisPercent: 5,
 				BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "bench", Key: "results.json"}}},
@@ -131,13 +136,25 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	// A real Prometheus scrapes the operator while the index serves a bounded query load;
 	// then every panel query of every dashboard runs through it with the dashboard's own
 	// variables resolved as Grafana resolves them.
+	// The vectors the BenchmarkRun loads (the same generated set), written here so the
+	// queries below search a faiss graph whether or not the run has loaded them yet.
+	base, _ := dataset.Generate(dataset.Spec{Count: 500, Queries: 20, Dim: 8, Seed: 1})
+	must(t, bench.Ingest(ctx, osClient, vi.Spec.IndexName, "embedding", base, 500, nil))
+	must(t, osClient.Refresh(ctx, vi.Spec.IndexName))
 	prom, err := devenv.StartPrometheus(testsupport.Root(t), addr, vptest.WriteRuleGroups(t, t.TempDir(), false))
 	must(t, err)
 	defer func() { _ = prom.Stop() }()
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		_, _ = osClient.Search(ctx, vi.Spec.IndexName, opensearch.KNNQuery("embedding", make([]float32, 8), 1))
 	}
-	vptest.CheckPanels(t, prom.API, devenv.PrometheusScrapeInterval, nil)
+	shown := vptest.CheckPanels(t, prom.API, devenv.PrometheusScrapeInterval, nil)
+	// The k-NN panels showed only zeros while no native engine ran: on a faiss index under
+	// load, graph memory is held and the cache is read.
+	for _, panel := range []string{"fleet / k-NN graph memory", "index / k-NN graph cache"} {
+		if values := shown[panel]; len(values) == 0 || slices.Max(values) <= 0 {
+			t.Errorf("%s shows %v on a faiss index under load, want a value above 0", panel, values)
+		}
+	}
 
 	// The shipped alert rules (their `for` dropped) on real conditions: a policy that stops
 	// taking snapshots, an index made red, and an index whose SearchCluster goes away; each
