@@ -17,6 +17,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
@@ -136,7 +137,7 @@ func (r *VectorIndexReconciler) observeCPU(ctx context.Context, run *indexRun, p
 	}
 	if was != nil && prev.SampledAt != nil && was.Processors == out.Processors && out.Processors > 0 && nodes.ProcessCPUMillis >= was.ProcessCPUMillis {
 		if elapsed := now.Sub(prev.SampledAt.Time); elapsed > 0 {
-			observed := float64(nodes.ProcessCPUMillis-was.ProcessCPUMillis) / (float64(elapsed.Milliseconds()) * float64(nodes.Processors)) * 100
+			observed := opensearch.CPUPercent(nodes.ProcessCPUMillis-was.ProcessCPUMillis, elapsed, nodes.Processors)
 			predicted := autotune.PredictedCPU(table, current, clients)
 			out.ObservedPercent, out.PredictedPercent = decimal(observed), decimal(predicted)
 			metrics.TuningObservedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(observed)

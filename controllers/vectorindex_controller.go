@@ -94,6 +94,7 @@ type indexAPI interface {
 	TrainModel(ctx context.Context, id string, body map[string]any) error
 	DeleteModel(ctx context.Context, id string) error
 	Count(ctx context.Context, index, field string) (int64, error)
+	Search(ctx context.Context, index string, body any) (opensearch.SearchResult, error)
 }
 
 // indexRun is one reconcile's working state, shared by its steps.
@@ -149,6 +150,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		waitingOnModels("add fields", r.addFields),                            // (train models,) new vector and extra fields
 		steps.Fallible("observe", r.observe),                                  // health, docs, segments → status
 		steps.Fallible("recover from remote store", r.recoverFromRemoteStore), // red remote-backed: lost primaries back
+		{Name: "measure recall", Run: r.measureRecall},                        // spec.recall: live recall@k when due
 	})
 	redFor, retry := r.recordOutcome(run, out.Err)
 	recordReadiness(&vi)

@@ -26,6 +26,11 @@ var schemaDefaults = map[string]string{
 	"VectorIndex status":    "not a behaviour",
 	"VectorSnapshot status": "not a behaviour",
 
+	"VectorIndex spec.recall.interval":         "read only when spec.recall is set, which came with them",
+	"VectorIndex spec.recall.k":                "read only when spec.recall is set, which came with them",
+	"VectorIndex spec.recall.queriesPerSecond": "read only when spec.recall is set, which came with them",
+	"VectorIndex spec.recall.sampleSize":       "read only when spec.recall is set, which came with them",
+
 	"BenchmarkRun spec.clients":                            "since the kind exists",
 	"BenchmarkRun spec.sliceCounts":                        "since the kind exists",
 	"BenchmarkRun spec.runner.type":                        "since the kind exists",

@@ -12,6 +12,9 @@ const (
 	ConditionStalled     = "Stalled"
 	// ConditionTuned: the autotuner has chosen and applied a slice count.
 	ConditionTuned = "Tuned"
+	// ConditionRecallBelowTarget: the live recall last measured is below spec.recall.target
+	// (True), meets it (False), or has not been measured yet (Unknown).
+	ConditionRecallBelowTarget = "RecallBelowTarget"
 	// ConditionScheduled: every pod of a managed cluster has a node.
 	ConditionScheduled = "Scheduled"
 	// ConditionSecured: a managed cluster runs with TLS and authentication, its

@@ -179,4 +179,12 @@ const (
 	ReasonUnreachable          = "Unreachable"
 	ReasonUnschedulable        = "Unschedulable"
 	ReasonWorkflowCreated      = "WorkflowCreated"
+	// ReasonRecallBelowTarget / ReasonRecallOnTarget: the live recall measured is below
+	// spec.recall.target, or meets it (condition RecallBelowTarget, and an Event when it
+	// changes).
+	ReasonRecallBelowTarget = "RecallBelowTarget"
+	ReasonRecallOnTarget    = "RecallOnTarget"
+	// ReasonRecallNotMeasured: no recall measurement has run yet (the message says why:
+	// the index is empty or red, the nodes' CPU is above the headroom, a search failed).
+	ReasonRecallNotMeasured = "RecallNotMeasured"
 )

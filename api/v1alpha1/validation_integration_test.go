@@ -207,6 +207,14 @@ func TestInvalidSpecsAreRefusedAtAdmission(t *testing.T) {
 			f.Method.Parameters = &v1alpha1.MethodParameters{EfSearch: ptr.To[int32](50)}
 			v.Spec.Fields = append(v.Spec.Fields, f)
 		}, []string{"spec.fields", "efSearch must be equal on every field"}},
+		{"recall target above 1", func(v *v1alpha1.VectorIndex) { v.Spec.Recall = &v1alpha1.RecallSpec{Target: "1.5"} }, []string{"spec.recall.target"}},
+		{"recall target not a decimal", func(v *v1alpha1.VectorIndex) { v.Spec.Recall = &v1alpha1.RecallSpec{Target: "95%"} }, []string{"spec.recall.target"}},
+		{"recall of an undeclared field", func(v *v1alpha1.VectorIndex) { v.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.9", Field: "nope"} }, []string{"spec.recall.field", "must name one of spec.fields"}},
+		{"recall interval under a second", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.9", Interval: &metav1.Duration{Duration: 100 * time.Millisecond}}
+		}, []string{"spec.recall.interval", "at least 1s"}},
+		{"recall k above 100", func(v *v1alpha1.VectorIndex) { v.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.9", K: 1000} }, []string{"spec.recall.k"}},
+		{"recall sample of 0", func(v *v1alpha1.VectorIndex) { v.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.9", SampleSize: -1} }, []string{"spec.recall.sampleSize"}},
 		{"extra mapping redefines a vector field", func(v *v1alpha1.VectorIndex) {
 			v.Spec.ExtraMappings = map[string]v1alpha1.MappingProperty{"embedding": {JSON: apiextensionsv1.JSON{Raw: []byte(`{"type": "text"}`)}}}
 		}, []string{"spec.extraMappings", "must not define a field"}},
@@ -673,6 +681,9 @@ func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
 			v.Spec.Fields = append(v.Spec.Fields, field("title_vec", 32, "float", "l2", "lucene", "hnsw"))
 		}},
 		{"deletion policy", func(v *v1alpha1.VectorIndex) { v.Spec.DeletionPolicy = "Delete" }},
+		{"recall set", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.95", Field: "embedding", Interval: &metav1.Duration{Duration: time.Minute}}
+		}},
 	}
 	for _, tc := range allowed {
 		t.Run("allowed/"+tc.name, func(t *testing.T) {

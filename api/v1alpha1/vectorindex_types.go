@@ -26,6 +26,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || (self.fields == oldSelf.fields && has(self.extraMappings) == has(oldSelf.extraMappings) && (!has(self.extraMappings) || self.extraMappings == oldSelf.extraMappings))",message="spec.fields and spec.extraMappings of a RemoteSnapshot index are immutable: a searchable snapshot is read-only",fieldPath=".fields"
 // +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || !has(self.tuning) || self.tuning.mode != 'Auto'",message="spec.tuning.mode Auto needs a writable index; a RemoteSnapshot index refuses slice settings",fieldPath=".tuning"
 // +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || !has(self.deletionPolicy) || self.deletionPolicy != 'Snapshot'",message="spec.deletionPolicy Snapshot is refused for a RemoteSnapshot index: its data already is a snapshot (use Delete or Retain)",fieldPath=".deletionPolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.recall) || !has(self.recall.field) || self.fields.exists(f, f.name == self.recall.field)",message="spec.recall.field must name one of spec.fields",fieldPath=".recall.field"
 type VectorIndexSpec struct {
 	// clusterRef names the SearchCluster, in the same namespace, that holds the index.
 	// Immutable: moving an index between clusters is a snapshot and a restore.
@@ -101,6 +102,12 @@ type VectorIndexSpec struct {
 	// +optional
 	Tuning *TuningSpec `json:"tuning,omitempty"`
 
+	// recall is a live recall objective: the operator measures the index's recall@k on a
+	// schedule and reports it against a target (status.recall, the RecallBelowTarget
+	// condition, the vectorpilot_index_recall metric).
+	// +optional
+	Recall *RecallSpec `json:"recall,omitempty"`
+
 	// deletionPolicy decides what happens to the OpenSearch index when this object is
 	// deleted: Retain leaves it, Delete removes it, Snapshot takes a final snapshot to
 	// snapshotRepository and removes the index only once that snapshot succeeded.
@@ -114,6 +121,95 @@ type VectorIndexSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	SnapshotRepository string `json:"snapshotRepository,omitempty"`
+}
+
+// RecallSpec is a live recall objective. Every interval the operator draws sampleSize
+// documents of the index at random and searches with each one's vector twice: as clients
+// search the index (a knn query, the index's current settings) and exactly (the k-NN
+// plugin's exact scoring of every document); recall@k is the share of the exact top k
+// the approximate search found, the query's own document left out of both. Its searches
+// are paced, carry the stats group "vectorpilot-recall" (so the tuner never counts them
+// as load), and are skipped while the index is red or the nodes' CPU is above the tuning
+// headroom.
+type RecallSpec struct {
+	// target is the least acceptable recall@k, a decimal from 0 to 1, e.g. "0.95".
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,4})?|1(\.0{1,4})?)$`
+	// +kubebuilder:validation:MaxLength=6
+	Target string `json:"target"`
+	// k is the number of neighbours compared per query.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	K int32 `json:"k,omitempty"`
+	// field is the vector field measured; the first of spec.fields when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Field string `json:"field,omitempty"`
+	// sampleSize is the number of queries one measurement runs; each costs one approximate
+	// and one exact search.
+	// +optional
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	SampleSize int32 `json:"sampleSize,omitempty"`
+	// interval between two measurements; a spec change (e.g. efSearch) is measured at once.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="spec.recall.interval must be at least 1s"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	// queriesPerSecond caps the measurement's search rate, so live queries keep the nodes.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	QueriesPerSecond int32 `json:"queriesPerSecond,omitempty"`
+}
+
+// RecallStatus is the last live recall measurement.
+type RecallStatus struct {
+	// value is recall@k as last measured, four decimals; absent until a measurement ran.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// target and k as the measurement used them.
+	Target string `json:"target"`
+	K      int32  `json:"k"`
+	// field measured.
+	Field string `json:"field"`
+	// sample is the number of queries the value is over.
+	// +optional
+	Sample int32 `json:"sample,omitempty"`
+	// efSearch the approximate searches ran with (the index's ef_search setting), when set.
+	// +optional
+	EfSearch string `json:"efSearch,omitempty"`
+	// measuredAt is when the value was measured; observedGeneration the spec it measured.
+	// +optional
+	MeasuredAt *metav1.Time `json:"measuredAt,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// cost of the last measurement.
+	// +optional
+	Cost *RecallCost `json:"cost,omitempty"`
+	// skipped says why the last due measurement did not run, and when; empty when it ran.
+	// +optional
+	Skipped string `json:"skipped,omitempty"`
+	// +optional
+	SkippedAt *metav1.Time `json:"skippedAt,omitempty"`
+}
+
+// RecallCost is what one recall measurement cost the cluster.
+type RecallCost struct {
+	// searches sent (the sample draw, and per query one approximate and one exact search).
+	Searches int32 `json:"searches"`
+	// serverMillis is the searches' time in OpenSearch (their took, summed).
+	ServerMillis int64 `json:"serverMillis"`
+	// durationMillis is the measurement's wall time, pacing included.
+	DurationMillis int64 `json:"durationMillis"`
+	// cpuMillis is the nodes' OpenSearch CPU time from the end of the CPU probe before the
+	// measurement to at least a second later or its end (OpenSearch refreshes the figure
+	// each second), clients' searches included; absent when the stats could not be read.
+	// +optional
+	CPUMillis *int64 `json:"cpuMillis,omitempty"`
 }
 
 // ModelStatus is one field's trained model.
@@ -598,7 +694,11 @@ type VectorIndexStatus struct {
 	// +listType=map
 	// +listMapKey=field
 	Models []ModelStatus `json:"models,omitempty"`
-	// conditions: Ready, Progressing, Degraded, and Tuned when tuning is Auto.
+	// recall is the live recall measurement, when spec.recall is set.
+	// +optional
+	Recall *RecallStatus `json:"recall,omitempty"`
+	// conditions: Ready, Progressing, Degraded, Tuned when tuning is Auto, RecallBelowTarget
+	// when spec.recall is set.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -206,7 +206,7 @@ func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices,
 	cell.Variant = cfg.Variant.Name
 	q := float64(load.queries)
 	nodeCPUMs := float64(after.ProcessCPUMillis - before.ProcessCPUMillis)
-	cell.CPUPercent = round2(nodeCPUMs / (float64(load.elapsed.Milliseconds()) * float64(after.Processors)) * 100)
+	cell.CPUPercent = round2(opensearch.CPUPercent(after.ProcessCPUMillis-before.ProcessCPUMillis, load.elapsed, after.Processors))
 	cell.NodeCPUMsPerQuery = round2(nodeCPUMs / q)
 	cell.SearcherTasksPerQuery = round2(float64(after.SearcherCompleted-before.SearcherCompleted) / q)
 	cell.LoadGenCPUMsPerQuery = round2(float64((cpu1 - cpu0).Microseconds()) / 1000 / q)

@@ -122,6 +122,14 @@ func index() *dashboard.DashboardBuilder {
 		WithPanel(series("k-NN graph cache", "ops", "Graph cache hits and misses per second.", 12,
 			query(`sum (rate(vectorpilot_knn_cache_hits_total`+sel+rate+`))`, "hits"),
 			query(`sum (rate(vectorpilot_knn_cache_misses_total`+sel+rate+`))`, "misses"))).
+		WithRow(dashboard.NewRowBuilder("Recall")).
+		WithPanel(series("Live recall against target", "percentunit", "Recall@k the operator measures on sampled documents (spec.recall): approximate search against exact.", 12,
+			query(`vectorpilot_index_recall`+selIndex, "{{index}} {{field}} @{{k}}"),
+			query(`vectorpilot_index_recall_target`+selIndex, "target {{index}} {{field}}")).
+			NoValue("no index sets spec.recall")).
+		WithPanel(series("Recall measurement searches", "reqps", "Searches the recall measurements send (never counted as the tuner's live load).", 12,
+			query(`sum by (index) (rate(vectorpilot_index_recall_searches_total`+selIndex+rate+`))`, "{{index}}")).
+			NoValue("no index sets spec.recall")).
 		WithRow(dashboard.NewRowBuilder("Size")).
 		WithPanel(series("Documents", "short", "Documents in the index (primaries).", 8, query(`vectorpilot_index_docs`+selIndex, "{{index}}"))).
 		WithPanel(series("Segments", "short", "Lucene segments (primaries): slices have segments to split only when there are several.", 8, query(`vectorpilot_index_segments`+selIndex, "{{index}}"))).

@@ -125,6 +125,35 @@ func init() {
 		BenchmarkVariantQPSRatio, BenchmarkRepresentationRecall, BenchmarkRepresentationHotBytes)
 }
 
+// IndexRecall, IndexRecallTarget and RecallSearches are an index's live recall objective:
+// the recall@k last measured, its target, and the searches measuring it cost.
+var (
+	IndexRecall = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_index_recall",
+		Help: "Live recall@k of an index as last measured (approximate against exact search on sampled documents).",
+	}, []string{"namespace", "cluster", "index", "field", "k"})
+	IndexRecallTarget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vectorpilot_index_recall_target",
+		Help: "Recall@k an index's spec.recall asks for.",
+	}, []string{"namespace", "cluster", "index", "field", "k"})
+	RecallSearches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vectorpilot_index_recall_searches_total",
+		Help: "Searches the operator sent to measure an index's live recall.",
+	}, []string{"namespace", "cluster", "index"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(IndexRecall, IndexRecallTarget, RecallSearches)
+}
+
+// recallSeries go when an index's spec.recall goes, and with the index.
+var recallSeries = []*prometheus.MetricVec{IndexRecall.MetricVec, IndexRecallTarget.MetricVec, RecallSearches.MetricVec}
+
+// ForgetRecall drops an index's live recall series.
+func ForgetRecall(namespace, index string) {
+	forgetIndexSeries(recallSeries, namespace, index)
+}
+
 // ForgetRun drops every series of a deleted BenchmarkRun.
 func ForgetRun(namespace, run string) {
 	for _, m := range []*prometheus.MetricVec{BenchmarkVariantQPSRatio.MetricVec, BenchmarkRepresentationRecall.MetricVec, BenchmarkRepresentationHotBytes.MetricVec} {
@@ -146,6 +175,7 @@ func ForgetTuning(namespace, index string) {
 func ForgetIndex(namespace, index string) {
 	forgetIndexSeries([]*prometheus.MetricVec{SliceCount.MetricVec, TunerDecisions.MetricVec, IndexReady.MetricVec}, namespace, index)
 	ForgetTuning(namespace, index)
+	ForgetRecall(namespace, index)
 }
 
 func forgetIndexSeries(vecs []*prometheus.MetricVec, namespace, index string) {

@@ -124,14 +124,19 @@ func (c *Client) DeleteIndex(ctx context.Context, name string) error {
 	return err
 }
 
+// OperatorStatsGroup is the search stats group of the operator's own searches (live
+// recall measurements): Stats leaves them out of IndexStats.Searches, the clients' load.
+const OperatorStatsGroup = "vectorpilot-recall"
+
 // IndexStats are an index's size figures.
 type IndexStats struct {
 	Health         string
 	DocsCount      int64
 	Segments       int64
 	StoreSizeBytes int64
-	// Searches is the number of searches the index has served: the query phase counter
-	// over all shard copies, divided by the primary shard count.
+	// Searches is the number of searches the index has served its clients: the query
+	// phase counter over all shard copies, less the operator's own (OperatorStatsGroup),
+	// divided by the primary shard count.
 	Searches int64
 	// ActivePrimaries is the number of primary shards that are started. Health alone does
 	// not say it: an index being restored reports yellow before any primary is active.
@@ -156,6 +161,9 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 				} `json:"store"`
 				Search struct {
 					QueryTotal int64 `json:"query_total"`
+					Groups     map[string]struct {
+						QueryTotal int64 `json:"query_total"`
+					} `json:"groups"`
 				} `json:"search"`
 			} `json:"total"`
 		} `json:"_all"`
@@ -163,7 +171,7 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 			Total int64 `json:"total"`
 		} `json:"_shards"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/docs,segments,store,search", nil, &stats); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/docs,segments,store,search?groups="+OperatorStatsGroup, nil, &stats); err != nil {
 		return IndexStats{}, err
 	}
 	var health struct {
@@ -174,7 +182,8 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 		return IndexStats{}, err
 	}
 	p := stats.All.Primaries
-	searches := stats.All.Total.Search.QueryTotal
+	search := stats.All.Total.Search
+	searches := search.QueryTotal - search.Groups[OperatorStatsGroup].QueryTotal
 	if health.ActivePrimaries > 0 {
 		searches /= health.ActivePrimaries
 	}
@@ -242,6 +251,8 @@ func (c *Client) Bulk(ctx context.Context, ndjson []byte) error {
 type Hit struct {
 	ID    string  `json:"_id"`
 	Score float64 `json:"_score"`
+	// Source is the document's _source, when the search asked for it.
+	Source json.RawMessage `json:"_source"`
 }
 
 // SearchResult is the part of a search answer the operator reads.

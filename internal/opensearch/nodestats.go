@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"time"
 )
 
 // NodeStats are cluster-wide sums of the node figures the benchmark and the tuner read.
@@ -18,6 +19,12 @@ type NodeStats struct {
 	SearcherCompleted int64
 	// Nodes are the names of the nodes summed, sorted.
 	Nodes []string
+}
+
+// CPUPercent is CPU time used over elapsed wall time, in percent of the processors (100 is
+// every processor busy throughout).
+func CPUPercent(cpuMillis int64, elapsed time.Duration, processors int) float64 {
+	return float64(cpuMillis) / (float64(elapsed.Milliseconds()) * float64(processors)) * 100
 }
 
 // nodesPath is the _nodes API path of a node specification ("" for every node): node

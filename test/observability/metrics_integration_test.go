@@ -72,6 +72,7 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 			Search: v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}},
 			Tuning: &v1alpha1.TuningSpec{Mode: v1alpha1.TuningAuto, CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1", HysteresisPercent: 5,
 				BenchmarkRef: &v1alpha1.BenchmarkReference{ConfigMap: v1alpha1.ConfigMapKeyReference{Name: "bench", Key: "results.json"}}},
+			Recall:         &v1alpha1.RecallSpec{Target: "0.5", K: 10, SampleSize: 10, Interval: &metav1.Duration{Duration: 2 * time.Second}, QueriesPerSecond: 100},
 			DeletionPolicy: v1alpha1.DeletionPolicyDelete,
 		},
 	}
@@ -109,6 +110,14 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	osClient, err := opensearch.New(opensearch.Config{Endpoint: url})
 	must(t, err)
 
+	// The vectors the BenchmarkRun loads (the same generated set), written here so the
+	// recall has documents to sample and the queries below search a faiss graph whether
+	// or not the run has loaded them yet.
+	waitFor(t, "the index", func() bool { _, err := osClient.GetIndex(ctx, vi.Spec.IndexName); return err == nil })
+	base, _ := dataset.Generate(dataset.Spec{Count: 500, Queries: 20, Dim: 8, Seed: 1})
+	must(t, bench.Ingest(ctx, osClient, vi.Spec.IndexName, "embedding", base, 500, nil))
+	must(t, osClient.Refresh(ctx, vi.Spec.IndexName))
+
 	used := vptest.UsedMetrics(t)
 	var missing []string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
@@ -136,11 +145,6 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	// A real Prometheus scrapes the operator while the index serves a bounded query load;
 	// then every panel query of every dashboard runs through it with the dashboard's own
 	// variables resolved as Grafana resolves them.
-	// The vectors the BenchmarkRun loads (the same generated set), written here so the
-	// queries below search a faiss graph whether or not the run has loaded them yet.
-	base, _ := dataset.Generate(dataset.Spec{Count: 500, Queries: 20, Dim: 8, Seed: 1})
-	must(t, bench.Ingest(ctx, osClient, vi.Spec.IndexName, "embedding", base, 500, nil))
-	must(t, osClient.Refresh(ctx, vi.Spec.IndexName))
 	prom, err := devenv.StartPrometheus(testsupport.Root(t), addr, vptest.WriteRuleGroups(t, t.TempDir(), false))
 	must(t, err)
 	defer func() { _ = prom.Stop() }()
