@@ -14,6 +14,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/recall"
@@ -102,7 +103,7 @@ func (r *VectorIndexReconciler) measureRecall(ctx context.Context, run *indexRun
 		st.Cost.CPUMillis = ptr.To(after.ProcessCPUMillis - before.ProcessCPUMillis)
 	}
 	st.Value, st.Sample, st.MeasuredAt = recall.Format(res.Recall), int32(res.Sample), ptr.To(metav1.Now())
-	st.EfSearch = run.live.Settings["index.knn.algo_param.ef_search"]
+	st.EfSearch = indexspec.LiveEfSearch(field, run.live.Properties, run.live.Settings)
 	st.Skipped, st.SkippedAt = "", nil
 	return steps.After(interval)
 }

@@ -180,11 +180,14 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (tim
 		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
 	case stepErr == nil:
 		msg := fmt.Sprintf("index %s matches the spec", run.name)
-		if st.Storage == v1alpha1.StorageRemoteSnapshot {
+		switch {
+		case st.Storage == v1alpha1.StorageRemoteSnapshot:
 			msg = fmt.Sprintf("index %s is a read-only searchable snapshot", run.name)
 			if len(st.FixedSettings) > 0 {
 				msg += "; settings it keeps from the snapshot instead of the spec's: " + strings.Join(st.FixedSettings, ", ")
 			}
+		case len(st.FixedSettings) > 0:
+			msg = fmt.Sprintf("index %s matches the spec but for what it cannot take: %s", run.name, strings.Join(st.FixedSettings, "; "))
 		}
 		if st.Health == "yellow" {
 			msg += "; health yellow: some replicas are unassigned"
@@ -577,6 +580,7 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 	if len(diff.Conflicts) > 0 {
 		return &conflictError{msg: fmt.Sprintf("index %s mapping differs from the spec: %s", run.name, strings.Join(diff.Conflicts, "; "))}
 	}
+	run.vi.Status.FixedSettings = append(run.vi.Status.FixedSettings, diff.Unapplied...)
 	if len(diff.Missing) == 0 {
 		return nil
 	}

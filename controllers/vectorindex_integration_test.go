@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -632,5 +633,73 @@ func TestCrashAfterCreateLeavesOneIndexWithOneOwner(t *testing.T) {
 		if ev.Reason == "Created" || ev.Reason == "Adopted" || ev.Reason == "Conflict" {
 			t.Errorf("unexpected %s event: %s", ev.Reason, ev.Note)
 		}
+	}
+}
+
+// TestFaissEfSearchIsABuildParameter: faiss searches with the ef_search of its field's
+// mapping and ignores the index setting, so a faiss field's efSearch goes into the mapping.
+// Two indexes of the same 20,000 Gaussian vectors at efSearch 4 and 256, each measuring its
+// own live recall: 4 must really search with 4 (recall below the 0.9 target, RecallBelowTarget True),
+// 256 with 256 (at least 0.95). With efSearch only in the index setting both measured the
+// faiss default (100).
+func TestFaissEfSearchIsABuildParameter(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	osClient := osClient(t, url)
+	e.cluster("vectors", url)
+	base, _ := dataset.Generate(dataset.Spec{Count: 20000, Queries: 1, Dim: 32, Clusters: 1, Spread: 1, Seed: 29})
+	for _, tc := range []struct {
+		ef       int32
+		below    metav1.ConditionStatus
+		min, max float64
+	}{
+		{4, metav1.ConditionTrue, 0, 0.9},
+		{256, metav1.ConditionFalse, 0.95, 1},
+	} {
+		vi := indexOf(e, fmt.Sprintf("ef%d", tc.ef), v1alpha1.VectorField{Name: "embedding", Dimension: 32,
+			Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{EfSearch: ptr.To(tc.ef)}}})
+		vi.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.9", K: 10, SampleSize: 50, Interval: &metav1.Duration{Duration: 2 * time.Second}, QueriesPerSecond: 500}
+		e.create(vi)
+		e.waitIndexReady(vi)
+		p := property(t, liveIndex(t, osClient, vi.Spec.IndexName), "embedding")
+		if got := fmt.Sprint(p["method"].(map[string]any)["parameters"]); got != fmt.Sprintf("map[ef_search:%d]", tc.ef) {
+			t.Errorf("efSearch %d: mapping parameters %s, want ef_search %d", tc.ef, got, tc.ef)
+		}
+		ingest(t, osClient, vi.Spec.IndexName, base)
+		if err := osClient.ForceMerge(t.Context(), vi.Spec.IndexName, 1); err != nil {
+			t.Fatal(err)
+		}
+		merged := time.Now()
+		e.eventually(90*time.Second, func() (bool, string) {
+			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
+				return false, err.Error()
+			}
+			st, c := vi.Status.Recall, meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionRecallBelowTarget)
+			return st != nil && st.MeasuredAt != nil && st.MeasuredAt.After(merged) && c != nil && c.Status == tc.below,
+				fmt.Sprintf("status.recall %+v, condition %+v", st, c)
+		})
+		st := vi.Status.Recall
+		value, _ := strconv.ParseFloat(st.Value, 64)
+		t.Logf("faiss efSearch %d: live recall@10 %s over %d sampled documents (ef_search %s)", tc.ef, st.Value, st.Sample, st.EfSearch)
+		if value < tc.min || value > tc.max || st.EfSearch != strconv.Itoa(int(tc.ef)) {
+			t.Errorf("efSearch %d: recall %s at ef_search %q, want within [%g, %g] at %d", tc.ef, st.Value, st.EfSearch, tc.min, tc.max, tc.ef)
+		}
+	}
+
+	// An index created without ef_search in its faiss mapping (as an operator before this
+	// fix created it, or by hand) searches with 100: adopted and Ready, the spec's other
+	// value listed as not applied rather than a conflict that would stop its reconciles.
+	legacy := indexOf(e, "legacy", v1alpha1.VectorField{Name: "embedding", Dimension: 32,
+		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{EfSearch: ptr.To[int32](128)}}})
+	err := osClient.CreateIndex(t.Context(), legacy.Spec.IndexName, map[string]any{"index.knn": true, "index.number_of_shards": 1, "index.knn.algo_param.ef_search": "128"},
+		map[string]any{"embedding": map[string]any{"type": "knn_vector", "dimension": 32, "method": map[string]any{"name": "hnsw", "engine": "faiss", "space_type": "l2"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.create(legacy)
+	e.waitIndexReady(legacy)
+	if msg := conditionMessage(legacy, v1alpha1.ConditionReady); !strings.Contains(msg, "ef_search: declared 128, but the index was created without it and searches with 100 until rebuilt") ||
+		len(legacy.Status.FixedSettings) != 1 {
+		t.Errorf("legacy faiss index: Ready message %q, fixedSettings %q; want the unapplied efSearch named", msg, legacy.Status.FixedSettings)
 	}
 }

@@ -648,6 +648,8 @@ func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
 		{"m", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) }, []string{"spec.fields[0].method.parameters", "method.parameters.m is immutable"}},
 		{"m removed", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = nil }, []string{"spec.fields[0].method.parameters", "method.parameters.m is immutable"}},
 		{"efConstruction", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfConstruction = ptr.To[int32](200) }, []string{"spec.fields[0].method.parameters", "efConstruction is immutable"}},
+		{"efSearch of a faiss field", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfSearch = ptr.To[int32](256) },
+			[]string{"spec.fields[0].method.parameters", "efSearch of a faiss field is immutable"}},
 		{"mode", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Mode = "on_disk" }, []string{"spec.fields[0].mode", "immutable"}},
 		{"compression", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].CompressionLevel = "2x" }, []string{"spec.fields[0].compressionLevel", "immutable"}},
 		{"field removed", func(v *v1alpha1.VectorIndex) {
@@ -672,7 +674,7 @@ func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
 		mutate func(*v1alpha1.VectorIndex)
 	}{
 		{"replicas", func(v *v1alpha1.VectorIndex) { v.Spec.Replicas = 2 }},
-		{"efSearch", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfSearch = ptr.To[int32](256) }},
+		{"efSearch of a lucene field", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[1].Method.Parameters.EfSearch = ptr.To[int32](256) }},
 		{"slices", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Search.ConcurrentSegmentSearch = v1alpha1.ConcurrentSegmentSearch{Mode: "all", MaxSliceCount: 4}
 		}},
@@ -688,6 +690,11 @@ func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
 	for _, tc := range allowed {
 		t.Run("allowed/"+tc.name, func(t *testing.T) {
 			vi := validIndex()
+			// A lucene field beside the faiss one, both without efSearch, so they agree.
+			vi.Spec.Fields[0].Method.Parameters.EfSearch = nil
+			lucene := field("title_lucene", 16, "float", "l2", "lucene", "hnsw")
+			lucene.Method.Parameters = &v1alpha1.MethodParameters{}
+			vi.Spec.Fields = append(vi.Spec.Fields, lucene)
 			if err := c.Create(ctx, vi); err != nil {
 				t.Fatal(err)
 			}

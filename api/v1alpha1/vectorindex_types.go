@@ -179,7 +179,8 @@ type RecallStatus struct {
 	// sample is the number of queries the value is over.
 	// +optional
 	Sample int32 `json:"sample,omitempty"`
-	// efSearch the approximate searches ran with (the index's ef_search setting), when set.
+	// efSearch the approximate searches ran with: a faiss field's mapping ef_search, or
+	// the index setting a lucene field reads, when set.
 	// +optional
 	EfSearch string `json:"efSearch,omitempty"`
 	// measuredAt is when the value was measured; observedGeneration the spec it measured.
@@ -241,6 +242,7 @@ type MappingProperty struct {
 // +kubebuilder:validation:XValidation:rule="!(self.spaceType in ['l1', 'linf']) || self.engine == 'nmslib'",message="spaceType l1 and linf are engine nmslib's only: faiss and lucene refuse them (and OpenSearch 3.x creates no new nmslib index)",fieldPath=".spaceType"
 // +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf' || (has(self.training) && self.engine == 'faiss' && self.dataType == 'float' && self.mode == 'in_memory' && self.compressionLevel == '1x')",message="method ivf needs training (the sample its model is trained on), engine faiss, dataType float, mode in_memory and compressionLevel 1x",fieldPath=".method.name"
 // +kubebuilder:validation:XValidation:rule="!has(self.training) || self.method.name == 'ivf'",message="training is for method ivf: HNSW needs no model",fieldPath=".training"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'faiss' || (has(self.method.parameters) && has(self.method.parameters.efSearch) ? self.method.parameters.efSearch : 0) == (has(oldSelf.method.parameters) && has(oldSelf.method.parameters.efSearch) ? oldSelf.method.parameters.efSearch : 0)",message="method.parameters.efSearch of a faiss field is immutable: faiss searches with the ef_search of the mapping its index was created with (it ignores the index setting), and OpenSearch refuses a mapping change",fieldPath=".method.parameters"
 // +kubebuilder:validation:XValidation:rule="has(self.training) == has(oldSelf.training) && (!has(self.training) || self.training == oldSelf.training)",message="training is immutable: the index was created from its model",fieldPath=".training"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'nmslib' || (self.dataType == 'float' && self.method.name == 'hnsw')",message="engine nmslib requires dataType float and method hnsw",fieldPath=".engine"
 // +kubebuilder:validation:XValidation:rule="!(self.engine == 'faiss' && self.dataType == 'byte' && self.spaceType == 'cosinesimil')",message="engine faiss does not support spaceType cosinesimil with dataType byte (cosine normalizes vectors, which only float allows): use l2 or innerproduct, or engine lucene",fieldPath=".spaceType"
@@ -340,7 +342,7 @@ func (t FieldTraining) SampleField(field string) string {
 }
 
 // VectorMethod is the ANN algorithm of a field. Build parameters are immutable; efSearch is
-// a query-time setting and may change.
+// a query-time setting that changes on lucene, and part of a faiss field's mapping.
 // +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name",message="method.name is immutable",fieldPath=".name"
 // +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.m) ? self.parameters.m : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.m) ? oldSelf.parameters.m : 0)",message="method.parameters.m is immutable",fieldPath=".parameters"
 // +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.efConstruction) ? self.parameters.efConstruction : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.efConstruction) ? oldSelf.parameters.efConstruction : 0)",message="method.parameters.efConstruction is immutable",fieldPath=".parameters"
@@ -374,7 +376,10 @@ type MethodParameters struct {
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=4096
 	EfConstruction *int32 `json:"efConstruction,omitempty"`
-	// efSearch is the HNSW candidate list size while searching (index.knn.algo_param.ef_search).
+	// efSearch is the HNSW candidate list size while searching. On lucene it is the index
+	// setting index.knn.algo_param.ef_search and changes live; on faiss it is the field's
+	// mapping parameter ef_search (faiss ignores the index setting), set at creation and
+	// immutable.
 	// +optional
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=10000
@@ -676,8 +681,10 @@ type VectorIndexStatus struct {
 	// RemoteStore (from OpenSearch's _remotestore/stats).
 	// +optional
 	RemoteStore *IndexRemoteStoreStatus `json:"remoteStore,omitempty"`
-	// fixedSettings are settings the spec declares that the index cannot take because it
-	// is a read-only searchable snapshot: they keep the snapshot's values.
+	// fixedSettings are settings the spec declares that the index cannot take: a read-only
+	// searchable snapshot keeps the snapshot's values; a faiss field created without
+	// ef_search in its mapping (by an operator before 0.1.0's fix, or by hand) searches
+	// with 100 until rebuilt. The Ready condition's message lists them.
 	// +optional
 	FixedSettings []string `json:"fixedSettings,omitempty"`
 	// restore is the restore the operator started, recorded before it asked OpenSearch,

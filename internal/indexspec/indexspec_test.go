@@ -78,8 +78,11 @@ func TestFieldMapping(t *testing.T) {
 		field v1alpha1.VectorField
 		want  string
 	}{
-		{"defaults left out, ef_search not in mapping", spec().Fields[0],
-			`{"dimension":8,"method":{"engine":"faiss","name":"hnsw","parameters":{"m":16},"space_type":"l2"},"type":"knn_vector"}`},
+		{"defaults left out, a faiss field's ef_search in its mapping", spec().Fields[0],
+			`{"dimension":8,"method":{"engine":"faiss","name":"hnsw","parameters":{"ef_search":80,"m":16},"space_type":"l2"},"type":"knn_vector"}`},
+		{"a lucene field's ef_search is the index setting's", v1alpha1.VectorField{Name: "l", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x",
+			Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfSearch: ptr.To[int32](80)}}},
+			`{"dimension":8,"method":{"engine":"lucene","name":"hnsw","parameters":{"m":16},"space_type":"l2"},"type":"knn_vector"}`},
 		{"binary", v1alpha1.VectorField{Name: "b", Dimension: 64, DataType: "binary", SpaceType: "hamming", Engine: "faiss", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}},
 			`{"data_type":"binary","dimension":64,"method":{"engine":"faiss","name":"hnsw","space_type":"hamming"},"type":"knn_vector"}`},
 		{"on disk compressed ivf", v1alpha1.VectorField{Name: "d", Dimension: 16, DataType: "float", SpaceType: "l2", Engine: "faiss", Mode: "on_disk", CompressionLevel: "32x",
@@ -114,19 +117,19 @@ func TestCompareMapping(t *testing.T) {
 		conflictsWith []string
 	}{
 		{"identical, with OpenSearch's defaults and extras",
-			`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_construction":100}}},"title":{"type":"text","analyzer":"standard"},"extra":{"type":"keyword"}}`,
+			`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_construction":100,"ef_search":80}}},"title":{"type":"text","analyzer":"standard"},"extra":{"type":"keyword"}}`,
 			nil, nil},
 		{"fields missing", `{}`, []string{"embedding", "title"}, nil},
 		{"other dimension and engine",
 			`{"embedding":{"type":"knn_vector","dimension":16,"method":{"engine":"lucene","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"text"}}`,
-			nil, []string{"embedding.dimension: declared 8, index has 16", "embedding.method.engine: declared faiss, index has lucene"}},
+			nil, []string{"embedding.dimension: declared 8, index has 16", "embedding.method.engine: declared faiss, index has lucene", "embedding.method.parameters.ef_search: declared 80, index has nothing"}},
 		{"a declared parameter the index lacks",
 			`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{}}},"title":{"type":"text"}}`,
 			nil, []string{"embedding.method.parameters.m: declared 16, index has nothing"}},
 		{"upper-case enum from OpenSearch",
-			`{"embedding":{"type":"knn_vector","dimension":8,"data_type":"FLOAT","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"text"}}`,
+			`{"embedding":{"type":"knn_vector","dimension":8,"data_type":"FLOAT","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_search":80}}},"title":{"type":"text"}}`,
 			nil, nil},
-		{"title is a keyword", `{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},"title":{"type":"keyword"}}`,
+		{"title is a keyword", `{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_search":80}}},"title":{"type":"keyword"}}`,
 			nil, []string{"title.type: declared text, index has keyword"}},
 	}
 	onDisk := spec()
@@ -136,9 +139,9 @@ func TestCompareMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, live, conflict string }{
-		{"on_disk without a level is 32x", `{"embedding":{"type":"knn_vector","dimension":8,"mode":"on_disk","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}}}`,
+		{"on_disk without a level is 32x", `{"embedding":{"type":"knn_vector","dimension":8,"mode":"on_disk","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_search":80}}}}`,
 			"embedding.compression_level: declared 1x, index has 32x"},
-		{"on_disk at 1x", `{"embedding":{"type":"knn_vector","dimension":8,"mode":"on_disk","compression_level":"1x","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}}}`, ""},
+		{"on_disk at 1x", `{"embedding":{"type":"knn_vector","dimension":8,"mode":"on_disk","compression_level":"1x","method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_search":80}}}}`, ""},
 	} {
 		var live map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.live), &live); err != nil {
@@ -171,6 +174,44 @@ func TestCompareMapping(t *testing.T) {
 	}
 }
 
+// TestFaissEfSearchDefault: a faiss field created without ef_search in its mapping (by
+// OpenSearch's default, or by an operator that sent only the index setting) searches with
+// 100: a spec asking 100, or nothing, matches it; another value is not applied (the index
+// keeps serving, and says so) rather than a conflict. A mapping that has another ef_search
+// conflicts, as any build parameter does.
+func TestFaissEfSearchDefault(t *testing.T) {
+	live := map[string]json.RawMessage{"embedding": json.RawMessage(`{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw"}}`)}
+	other := map[string]json.RawMessage{"embedding": json.RawMessage(`{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"ef_search":64}}}`)}
+	for _, c := range []struct {
+		ef                  *int32
+		live                map[string]json.RawMessage
+		conflict, unapplied string
+	}{
+		{nil, live, "", ""},
+		{ptr.To[int32](100), live, "", ""},
+		{ptr.To[int32](256), live, "", "embedding.method.parameters.ef_search: declared 256, but the index was created without it and searches with 100 until rebuilt"},
+		{ptr.To[int32](256), other, "embedding.method.parameters.ef_search: declared 256, index has 64", ""},
+	} {
+		s := spec()
+		s.Fields[0].Method.Parameters = &v1alpha1.MethodParameters{EfSearch: c.ef}
+		declared, err := Properties(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := CompareMapping(declared, c.live)
+		if err != nil || strings.Join(d.Conflicts, "|") != c.conflict || strings.Join(d.Unapplied, "|") != c.unapplied {
+			t.Errorf("efSearch %v: conflicts %q, unapplied %q, %v; want %q, %q", ptr.Deref(c.ef, 0), d.Conflicts, d.Unapplied, err, c.conflict, c.unapplied)
+		}
+		if got := LiveEfSearch(s.Fields[0], live, nil); got != "100" {
+			t.Errorf("LiveEfSearch = %q, want 100", got)
+		}
+	}
+	lucene := v1alpha1.VectorField{Name: "embedding", Engine: "lucene", Method: v1alpha1.VectorMethod{Name: "hnsw"}}
+	if got := LiveEfSearch(lucene, live, map[string]string{"index.knn.algo_param.ef_search": "64"}); got != "64" {
+		t.Errorf("LiveEfSearch of a lucene field = %q, want the index setting 64", got)
+	}
+}
+
 // TestDottedExtraMappingsMatchTheObjectsOpenSearchStores: OpenSearch stores "author.name"
 // as an object with a property; the declared mapping must compare equal to that, or every
 // resync would PUT the mapping again and emit an Event.
@@ -188,7 +229,7 @@ func TestDottedExtraMappingsMatchTheObjectsOpenSearchStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	var live map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16}}},
+	if err := json.Unmarshal([]byte(`{"embedding":{"type":"knn_vector","dimension":8,"method":{"engine":"faiss","space_type":"l2","name":"hnsw","parameters":{"m":16,"ef_search":80}}},
 		"author":{"properties":{"born":{"type":"date"},"name":{"type":"keyword"}}},
 		"meta":{"properties":{"lang":{"type":"keyword"},"source":{"properties":{"url":{"type":"keyword"}}}}}}`), &live); err != nil {
 		t.Fatal(err)

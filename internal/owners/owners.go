@@ -40,7 +40,7 @@ var Table = []Owner{
 	{shards, "index", "VectorIndex · ensure index", "at creation only (static; a different live value is a Conflict, never a write)"},
 	{"`spec.additionalSettings` keys", "index", "VectorIndex · ensure index", "at creation only"},
 	{replicas, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec (one PUT of the diff)"},
-	{efSearch, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec's fields"},
+	{efSearch, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec's fields (lucene fields search with it; faiss ignores it: a faiss field's ef_search is in its mapping, set at creation)"},
 	{refresh, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec" + heldByBench},
 	{refresh, "index", "BenchmarkRun · run (Local load, or the Workflow's `vectorpilot bench prepare`)", "-1 while loading, then the value before; `status.restoreSettings` is recorded before the first change and put back however the run ends"},
 	{indexspec.SettingConcurrentMode, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
