@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -701,5 +702,60 @@ func TestFaissEfSearchIsABuildParameter(t *testing.T) {
 	if msg := conditionMessage(legacy, v1alpha1.ConditionReady); !strings.Contains(msg, "ef_search: declared 128, but the index was created without it and searches with 100 until rebuilt") ||
 		len(legacy.Status.FixedSettings) != 1 {
 		t.Errorf("legacy faiss index: Ready message %q, fixedSettings %q; want the unapplied efSearch named", msg, legacy.Status.FixedSettings)
+	}
+}
+
+// TestLiveRecallOfEveryDataType: the live recall measurement's exact search (knn_score)
+// takes each data type and space the engines index — float, byte and binary (hamming) —
+// on 2,000 documents each, and reports a value.
+func TestLiveRecallOfEveryDataType(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	osClient := osClient(t, url)
+	e.cluster("vectors", url)
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, f := range []v1alpha1.VectorField{
+		{Name: "embedding", Dimension: 16, SpaceType: "cosinesimil", Engine: "faiss"},
+		{Name: "embedding", Dimension: 16, DataType: "byte", SpaceType: "innerproduct", Engine: "lucene"},
+		{Name: "embedding", Dimension: 64, DataType: "binary", SpaceType: "hamming", Engine: "faiss"},
+	} {
+		vi := indexOf(e, "recall-"+cmp.Or(f.DataType, "float"), f)
+		vi.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.5", K: 10, SampleSize: 20, Interval: &metav1.Duration{Duration: 2 * time.Second}, QueriesPerSecond: 500}
+		e.create(vi)
+		e.waitIndexReady(vi)
+		var bulk bytes.Buffer
+		for i := range 2000 {
+			components := int(f.Dimension)
+			if f.DataType == "binary" {
+				components /= 8
+			}
+			vector := make([]int, components)
+			for j := range vector {
+				vector[j] = rng.IntN(256) - 128
+				if f.DataType == "" {
+					vector[j] = rng.IntN(1000) + 1
+				}
+			}
+			doc, _ := json.Marshal(map[string]any{"embedding": vector})
+			fmt.Fprintf(&bulk, "{\"index\":{\"_index\":%q,\"_id\":\"%d\"}}\n%s\n", vi.Spec.IndexName, i, doc)
+		}
+		if err := osClient.Bulk(t.Context(), bulk.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if err := osClient.Refresh(t.Context(), vi.Spec.IndexName); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually(90*time.Second, func() (bool, string) {
+			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
+				return false, err.Error()
+			}
+			st := vi.Status.Recall
+			return st != nil && st.Value != "", fmt.Sprintf("status.recall %+v", st)
+		})
+		st := vi.Status.Recall
+		t.Logf("%s %s %s: live recall@10 %s over %d sampled documents, %d searches", f.Engine, cmp.Or(f.DataType, "float"), f.SpaceType, st.Value, st.Sample, st.Cost.Searches)
+		if value, _ := strconv.ParseFloat(st.Value, 64); value < 0.5 || st.Sample != 20 {
+			t.Errorf("%s: recall %s over %d documents, want at least 0.5 over 20", vi.Name, st.Value, st.Sample)
+		}
 	}
 }

@@ -146,8 +146,8 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("a measurement search without the stats group %s: %v", StatsGroup, b)
 		}
 		if q := b["query"].(map[string]any); q["script_score"] != nil {
-			if space := q["script_score"].(map[string]any)["script"].(map[string]any)["params"].(map[string]any)["space_type"]; space != "hammingbit" {
-				t.Errorf("exact search of a hamming field scores with %v, want hammingbit", space)
+			if space := q["script_score"].(map[string]any)["script"].(map[string]any)["params"].(map[string]any)["space_type"]; space != "hamming" {
+				t.Errorf("exact search of a hamming field scores with %v, want the field's hamming", space)
 			}
 		}
 	}
