@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -70,6 +71,10 @@ func (r *VectorIndexReconciler) measureRecall(ctx context.Context, run *indexRun
 		return skip("reading the index's stats: " + err.Error())
 	}
 	load := recall.Load{Health: stats.Health, Documents: stats.DocsCount, Benchmarking: run.benchmarking, HeadroomPercent: defaultRecallHeadroom}
+	var cluster v1alpha1.SearchCluster
+	if err := r.Get(ctx, types.NamespacedName{Namespace: vi.Namespace, Name: vi.Spec.ClusterRef.Name}, &cluster); err == nil {
+		load.ClusterHealth = cluster.Status.Health
+	}
 	if t := vi.Spec.Tuning; t != nil {
 		load.HeadroomPercent = t.CPUHeadroomPercent
 	}

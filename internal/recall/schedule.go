@@ -36,7 +36,8 @@ func Due(last Last, generation int64, interval time.Duration, now time.Time) (bo
 
 // Load is what decides whether measuring now is fair to the cluster.
 type Load struct {
-	Health string
+	// Health of the index, and ClusterHealth of its cluster ("" when unknown).
+	Health, ClusterHealth string
 	// Documents in the index.
 	Documents int64
 	// Benchmarking: a BenchmarkRun is measuring the index (its load is not the clients').
@@ -53,6 +54,8 @@ func Skip(l Load) string {
 	switch {
 	case l.Health == "red":
 		return "index health is red"
+	case l.ClusterHealth == "red":
+		return "cluster health is red"
 	case l.Documents == 0:
 		return "the index has no documents"
 	case l.Benchmarking:
