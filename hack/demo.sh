@@ -99,6 +99,7 @@ step "5. Load $DEMO_VECTORS generated 64-d vectors and measure recall@10 against
 "$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7
 
 step "6. Retune through the spec: 4 slices, ef_search 256 — applied in place by the operator"
+measured_before=$(kubectl -n "$ns" get vectorindex products -o jsonpath='{.status.recall.measuredAt}')
 kubectl -n "$ns" patch vectorindex products --type=json -p '[
   {"op":"replace","path":"/spec/search/concurrentSegmentSearch","value":{"mode":"all","maxSliceCount":4}},
   {"op":"replace","path":"/spec/fields/0/method/parameters/efSearch","value":256}]'
@@ -113,6 +114,14 @@ s = json.load(sys.stdin)["products-v1"]["settings"]
 for k in ("index.search.concurrent_segment_search.mode", "index.search.concurrent.max_slice_count", "index.knn.algo_param.ef_search"):
     print("  OpenSearch now has %s = %s" % (k, s.get(k)))'
 "$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7
+# spec.recall (in the sample): the operator measures the live index's recall itself — a
+# spec change is measured at once — on documents it samples, against exact search.
+for _ in $(seq 1 60); do
+  measured=$(kubectl -n "$ns" get vectorindex products -o jsonpath='{.status.recall.measuredAt}')
+  [ -n "$measured" ] && [ "$measured" != "$measured_before" ] && break
+  sleep 1
+done
+kubectl -n "$ns" get vectorindex products -o jsonpath='  operator-measured live recall@{.status.recall.k}: {.status.recall.value} over {.status.recall.sample} sampled documents at ef_search {.status.recall.efSearch} (target {.status.recall.target}; cost {.status.recall.cost.searches} searches, {.status.recall.cost.serverMillis} ms in OpenSearch){"\n"}'
 
 step "7. A BenchmarkRun measures slice settings × clients on the index; the tuner applies its choice"
 kubectl -n "$ns" apply -f - <<YAML
