@@ -51,11 +51,7 @@ func TestMain(m *testing.M) {
 func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 	url := testsupport.OpenSearchURL(t)
 	ctx := t.Context()
-	ns := fmt.Sprintf("metrics-%d", time.Now().UnixNano()%1000000)
-	port, err := devenv.FreePort("127.0.0.1")
-	must(t, err)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second, IndexRedGrace: time.Second})
+	ns, addr, k8s := runObservedOperator(t, "metrics")
 
 	table, _ := json.Marshal(autotune.Table{Cores: 2, Results: []autotune.Measurement{
 		{SliceCount: 1, Clients: 1, P90Ms: 9, CPUPercent: 10, QPS: 50}, {SliceCount: 2, Clients: 1, P90Ms: 5, CPUPercent: 12, QPS: 90},
@@ -194,6 +190,20 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 		func() {
 			must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns}, Spec: cluster.Spec}))
 		})
+}
+
+// runObservedOperator runs the operator in a new namespace named after prefix, polling and
+// resyncing every second, its metrics served on a loopback port; it returns the namespace,
+// the metrics address and a client.
+func runObservedOperator(t *testing.T, prefix string) (string, string, client.Client) {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
+	port, err := devenv.FreePort("127.0.0.1")
+	must(t, err)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second,
+		MaxRetryDelay: time.Second, IndexRedGrace: time.Second})
+	return ns, addr, k8s
 }
 
 // excludeNode excludes the node from shard allocation, or lifts the exclusion: shards

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
@@ -34,11 +33,7 @@ import (
 func TestLiveRecallBelowTargetFiresAndClears(t *testing.T) {
 	url := testsupport.OpenSearchURL(t)
 	ctx := t.Context()
-	ns := fmt.Sprintf("recall-%d", time.Now().UnixNano()%1000000)
-	port, err := devenv.FreePort("127.0.0.1")
-	must(t, err)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second, MaxRetryDelay: time.Second})
+	ns, addr, k8s := runObservedOperator(t, "recall")
 	must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns}, Spec: v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: url}}}))
 	vi := &v1alpha1.VectorIndex{
 		ObjectMeta: metav1.ObjectMeta{Name: "measured", Namespace: ns},
