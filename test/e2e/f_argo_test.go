@@ -136,12 +136,18 @@ const workflowLabel = "workflows.argoproj.io/workflow"
 // setTuning sets the index's spec.tuning.
 func setTuning(t *testing.T, index *v1alpha1.VectorIndex, tuning *v1alpha1.TuningSpec) {
 	t.Helper()
+	patchSpec(t, index, func(s *v1alpha1.VectorIndexSpec) { s.Tuning = tuning })
+}
+
+// patchSpec changes the index's spec with a merge patch over its latest version.
+func patchSpec(t *testing.T, index *v1alpha1.VectorIndex, change func(*v1alpha1.VectorIndexSpec)) {
+	t.Helper()
 	ctx := context.Background()
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(index), index); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(index.DeepCopy())
-	index.Spec.Tuning = tuning
+	change(&index.Spec)
 	if err := k8s.Patch(ctx, index, patch); err != nil {
 		t.Fatal(err)
 	}

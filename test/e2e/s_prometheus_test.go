@@ -157,6 +157,22 @@ func TestPrometheusScrapesTheOperatorThroughItsServiceMonitor(t *testing.T) {
 		return tuned != nil && tuned.Status == metav1.ConditionTrue, fmt.Sprintf("Tuned condition %+v", tuned)
 	})
 
+	// A live recall objective, so the recall panels have series: measured by the operator
+	// in its pod against the cluster's pods.
+	patchSpec(t, index, func(s *v1alpha1.VectorIndexSpec) {
+		s.Recall = &v1alpha1.RecallSpec{Target: "0.9", K: 10, SampleSize: 10, Interval: &metav1.Duration{Duration: 10 * time.Second}, QueriesPerSecond: 50}
+	})
+	t.Cleanup(func() { patchSpec(t, index, func(s *v1alpha1.VectorIndexSpec) { s.Recall = nil }) })
+	waitFor(t, 2*time.Minute, "the index's live recall measured", func() (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(index), index); err != nil {
+			return false, err.Error()
+		}
+		st := index.Status.Recall
+		return st != nil && st.Value != "", fmt.Sprintf("status.recall %+v", st)
+	})
+	t.Logf("live recall@10 of the sandbox index, measured by the operator's pod: %s over %d sampled documents (%d searches)",
+		index.Status.Recall.Value, index.Status.Recall.Sample, index.Status.Recall.Cost.Searches)
+
 	// Every panel, over what this Prometheus scraped while the index served queries for
 	// several of its scrapes.
 	oc, err := opensearch.New(opensearch.Config{Endpoint: clientServiceURL(t, sandboxCluster(t))})
