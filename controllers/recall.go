@@ -82,11 +82,11 @@ func (r *VectorIndexReconciler) measureRecall(ctx context.Context, run *indexRun
 	var beforeAt time.Time
 	if recall.Skip(load) == "" {
 		// Only an index worth measuring costs the probe's second.
-		cpu, err := 0.0, error(nil)
-		if cpu, before, err = probeCPU(ctx, run.osClient); err != nil {
+		cpu, probed, err := probeCPU(ctx, run.osClient)
+		if err != nil {
 			return skip("the nodes' CPU could not be read: " + err.Error())
 		}
-		load.CPUPercent, beforeAt = &cpu, time.Now()
+		load.CPUPercent, before, beforeAt = &cpu, probed, time.Now()
 	}
 	if why := recall.Skip(load); why != "" {
 		return skip(why)
