@@ -36,6 +36,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/rebuild"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
@@ -71,6 +72,7 @@ type VectorIndexReconciler struct {
 // indexAPI is what a VectorIndex reconcile asks of OpenSearch; *opensearch.Client answers
 // it, and the unit tests' fake does.
 type indexAPI interface {
+	rebuildAPI
 	GetIndex(ctx context.Context, name string) (*opensearch.Index, error)
 	CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error
 	PutMeta(ctx context.Context, name string, meta map[string]any) error
@@ -112,6 +114,11 @@ type indexRun struct {
 	stats *opensearch.IndexStats
 	// benchmarking: a BenchmarkRun is measuring the index; it owns the slice settings.
 	benchmarking bool
+	// rebuilding: a blue/green rebuild is under way or ended without a swap; the serving
+	// index's mapping is the rebuild's business, not a conflict. rebuildProgress is the
+	// Progressing message while it runs.
+	rebuilding      bool
+	rebuildProgress string
 }
 
 // Reconcile makes one VectorIndex true in OpenSearch. Each step is idempotent and stops
@@ -145,6 +152,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	out := steps.Run(ctx, run, []steps.Step[*indexRun]{
 		steps.Fallible("resolve cluster", r.resolveCluster),                   // SearchCluster → client
 		waitingOnModels("ensure index", r.ensureIndex),                        // (train models,) create, adopt, or Degraded/Conflict
+		{Name: "rebuild", Run: r.rebuild},                                     // BlueGreen: copy, gate, swap the alias; retire the previous index
 		steps.Fallible("tune", r.tune),                                        // Auto: benchmark + live load → slice count
 		steps.Fallible("converge settings", r.convergeSettings),               // dynamic settings only; diff → one PUT
 		waitingOnModels("add fields", r.addFields),                            // (train models,) new vector and extra fields
@@ -176,6 +184,8 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (tim
 	case stepErr == nil && st.Health == "red" && !run.young(r.Options.IndexRedGrace):
 		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
 		return time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time), nil
+	case stepErr == nil && run.rebuildProgress != "":
+		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonRebuilding, run.rebuildProgress)
 	case stepErr == nil && run.progressing != "":
 		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
 	case stepErr == nil:
@@ -290,10 +300,13 @@ func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) 
 	default:
 		return &conflictError{msg: fmt.Sprintf("index %s is managed by VectorIndex %v; left untouched", run.name, live.Meta[indexspec.MetaOwner])}
 	}
-	if st.IndexUUID != "" && st.IndexUUID != live.UUID {
+	if swapped := st.Rebuild != nil && st.Rebuild.Target == live.Name; st.IndexUUID != "" && st.IndexUUID != live.UUID && !swapped {
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexReplaced, "Observe", "index %s was recreated outside the operator (uuid %s → %s)", run.name, st.IndexUUID, live.UUID)
 	}
-	st.IndexUUID = live.UUID
+	st.IndexUUID, st.IndexName, st.Alias = live.UUID, live.Name, ""
+	if live.Name != run.name {
+		st.Alias = run.name
+	}
 	run.live = live
 	return nil
 }
@@ -313,7 +326,16 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	if err := r.modelsReady(ctx, run, run.vi.Spec.Fields); err != nil {
 		return err
 	}
-	if err := run.osClient.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner)); err != nil {
+	create := func() error {
+		return run.osClient.CreateIndex(ctx, run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner))
+	}
+	if blueGreen(run.vi) {
+		// Behind an alias from the start, so a rebuild only ever moves the alias.
+		create = func() error {
+			return run.osClient.CreateAliasedIndex(ctx, rebuild.TargetName(run.name, run.vi.Generation), run.name, indexspec.CreateSettings(&run.vi.Spec), props, indexspec.MetaOf(run.owner))
+		}
+	}
+	if err := create(); err != nil {
 		if opensearch.ErrorType(err) == "resource_already_exists_exception" {
 			return fmt.Errorf("index %s appeared while being created; retrying: %w", run.name, err)
 		}
@@ -577,7 +599,7 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 	if err != nil {
 		return err
 	}
-	if len(diff.Conflicts) > 0 {
+	if len(diff.Conflicts) > 0 && !run.rebuilding {
 		return &conflictError{msg: fmt.Sprintf("index %s mapping differs from the spec: %s", run.name, strings.Join(diff.Conflicts, "; "))}
 	}
 	run.vi.Status.FixedSettings = append(run.vi.Status.FixedSettings, diff.Unapplied...)
@@ -664,7 +686,7 @@ func observeRemoteStore(ctx context.Context, run *indexRun) error {
 		st.RemoteStore = nil
 		return nil
 	}
-	stats, err := run.osClient.RemoteStoreStats(ctx, run.name)
+	stats, err := run.osClient.RemoteStoreStats(ctx, run.live.Name)
 	if err != nil {
 		return err
 	}
@@ -693,14 +715,14 @@ func (r *VectorIndexReconciler) recoverFromRemoteStore(ctx context.Context, run 
 	}
 	var lost []string
 	for _, sh := range shards {
-		if sh.Index == run.name && sh.PriRep == "p" && sh.State == "UNASSIGNED" {
+		if sh.Index == run.live.Name && sh.PriRep == "p" && sh.State == "UNASSIGNED" {
 			lost = append(lost, sh.Shard)
 		}
 	}
 	if len(lost) == 0 {
 		return nil // recovering already
 	}
-	if err := run.osClient.RestoreFromRemoteStore(ctx, run.name); err != nil {
+	if err := run.osClient.RestoreFromRemoteStore(ctx, run.live.Name); err != nil {
 		return err
 	}
 	st.RemoteStore.LastRestore = ptr.To(metav1.Now())
@@ -767,6 +789,13 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s is not managed by this object; left in place", run.name)
 		return nil
 	}
+	// The indexes of rebuilds (the one kept for a rollback, a target that never served)
+	// follow the policy first: the serving index goes last.
+	for _, other := range rebuildIndexes(run.vi, live.Name) {
+		if err := r.applyPolicyTo(ctx, run, other, "VectorIndex deleted"); err != nil {
+			return err
+		}
+	}
 	switch run.vi.Spec.DeletionPolicy {
 	case v1alpha1.DeletionPolicySnapshot:
 		if err := r.finalSnapshot(ctx, run); err != nil {
@@ -774,10 +803,10 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		}
 		fallthrough
 	case v1alpha1.DeletionPolicyDelete:
-		if err := run.osClient.DeleteIndex(ctx, run.name); err != nil {
+		if err := run.osClient.DeleteIndex(ctx, live.Name); err != nil {
 			return err
 		}
-		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexDeleted, "Delete", "deleted index %s (deletionPolicy %s)", run.name, run.vi.Spec.DeletionPolicy)
+		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexDeleted, "Delete", "deleted index %s (deletionPolicy %s)", live.Name, run.vi.Spec.DeletionPolicy)
 		// The snapshot of deletionPolicy Snapshot needs its models to be restored.
 		if run.vi.Spec.DeletionPolicy == v1alpha1.DeletionPolicyDelete {
 			return r.deleteTrainedModels(ctx, run)
@@ -787,7 +816,7 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 	// Retain: release ownership so another VectorIndex can adopt the index later (a
 	// searchable snapshot never carried it).
 	if !run.vi.Spec.IsRemoteSnapshot() {
-		if err := run.osClient.PutMeta(ctx, run.name, map[string]any{}); err != nil {
+		if err := run.osClient.PutMeta(ctx, live.Name, map[string]any{}); err != nil {
 			return err
 		}
 	}

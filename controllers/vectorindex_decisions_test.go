@@ -22,6 +22,8 @@ import (
 // fakeIndexes is an OpenSearch holding indexes in memory, recording every write. Calls a
 // VectorIndex step makes that these tests do not exercise fail loudly.
 type fakeIndexes struct {
+	// rebuildAPI is not faked: the decisions tests run no rebuild (a call panics).
+	rebuildAPI
 	indexes  map[string]*opensearch.Index
 	created  []string
 	metas    int

@@ -15,6 +15,9 @@ const (
 	// ConditionRecallBelowTarget: the live recall last measured is below spec.recall.target
 	// (True), meets it (False), or has not been measured yet (Unknown).
 	ConditionRecallBelowTarget = "RecallBelowTarget"
+	// ConditionRebuildGateFailed: the last blue/green rebuild's new index failed
+	// spec.rebuild.gate and clients stayed on the serving index (True), or it passed (False).
+	ConditionRebuildGateFailed = "RebuildGateFailed"
 	// ConditionScheduled: every pod of a managed cluster has a node.
 	ConditionScheduled = "Scheduled"
 	// ConditionSecured: a managed cluster runs with TLS and authentication, its

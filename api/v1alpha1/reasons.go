@@ -38,8 +38,20 @@ const (
 	// ReasonDefaultsRecorded: the operator wrote into a managed cluster's spec the defaults
 	// it runs the cluster with — today's for a new cluster, what an older operator ran it
 	// with for an existing one (an Event).
-	ReasonDefaultsRecorded        = "DefaultsRecorded"
-	ReasonFieldsAdded             = "FieldsAdded"
+	ReasonDefaultsRecorded = "DefaultsRecorded"
+	ReasonFieldsAdded      = "FieldsAdded"
+	// Blue/green rebuilds: one started (an Event); it is copying, gating or swapping (the
+	// Progressing reason); its new index passed or failed the gate (RebuildGateFailed's
+	// reasons, and Events); the alias moved to it (an Event); it could not go on (Degraded);
+	// the index it replaced was deleted or released once retainPrevious was over (Events).
+	ReasonRebuildStarted          = "RebuildStarted"
+	ReasonRebuilding              = "Rebuilding"
+	ReasonRebuildGatePassed       = "RebuildGatePassed"
+	ReasonRebuildGateFailed       = "RebuildGateFailed"
+	ReasonRebuildSwapped          = "RebuildSwapped"
+	ReasonRebuildFailed           = "RebuildFailed"
+	ReasonPreviousIndexDeleted    = "PreviousIndexDeleted"
+	ReasonPreviousIndexReleased   = "PreviousIndexReleased"
 	ReasonFinalSnapshotFailed     = "FinalSnapshotFailed"
 	ReasonFinalSnapshotInProgress = "FinalSnapshotInProgress"
 	ReasonFinalSnapshotStarted    = "FinalSnapshotStarted"

@@ -636,22 +636,22 @@ func TestImmutableFieldsAreGuardedByTransitionRules(t *testing.T) {
 		mutate func(*v1alpha1.VectorIndex)
 		want   []string
 	}{
-		{"shards", func(v *v1alpha1.VectorIndex) { v.Spec.Shards = 3 }, []string{"spec.shards", "immutable"}},
+		{"shards", func(v *v1alpha1.VectorIndex) { v.Spec.Shards = 3 }, []string{"spec.shards", "spec.shards is immutable unless spec.rebuild.strategy is BlueGreen"}},
 		{"index name", func(v *v1alpha1.VectorIndex) { v.Spec.IndexName = "renamed" }, []string{"spec.indexName", "immutable"}},
 		{"dimension", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Dimension = 128 }, []string{"spec.fields[0].dimension", "immutable"}},
 		{"data type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].DataType = "byte" }, []string{"spec.fields[0].dataType", "immutable"}},
-		{"space type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].SpaceType = "l2" }, []string{"spec.fields[0].spaceType", "immutable"}},
-		{"engine", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Engine = "lucene" }, []string{"spec.fields[0].engine", "immutable"}},
+		{"space type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].SpaceType = "l2" }, []string{"spec.fields", "spec.fields[*].spaceType is immutable unless spec.rebuild.strategy is BlueGreen"}},
+		{"engine", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Engine = "lucene" }, []string{"spec.fields", "spec.fields[*].engine is immutable unless spec.rebuild.strategy is BlueGreen"}},
 		{"method", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Fields[0].Method = v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](4)}}
 		}, []string{"spec.fields[0].method.name", "immutable"}},
-		{"m", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) }, []string{"spec.fields[0].method.parameters", "method.parameters.m is immutable"}},
-		{"m removed", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = nil }, []string{"spec.fields[0].method.parameters", "method.parameters.m is immutable"}},
-		{"efConstruction", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfConstruction = ptr.To[int32](200) }, []string{"spec.fields[0].method.parameters", "efConstruction is immutable"}},
+		{"m", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) }, []string{"spec.fields", "spec.fields[*].method.parameters.m is immutable unless"}},
+		{"m removed", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = nil }, []string{"spec.fields", "spec.fields[*].method.parameters.m is immutable unless"}},
+		{"efConstruction", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfConstruction = ptr.To[int32](200) }, []string{"spec.fields", "spec.fields[*].method.parameters.efConstruction is immutable unless"}},
 		{"efSearch of a faiss field", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfSearch = ptr.To[int32](256) },
-			[]string{"spec.fields[0].method.parameters", "efSearch of a faiss field is immutable"}},
-		{"mode", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Mode = "on_disk" }, []string{"spec.fields[0].mode", "immutable"}},
-		{"compression", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].CompressionLevel = "2x" }, []string{"spec.fields[0].compressionLevel", "immutable"}},
+			[]string{"spec.fields", "efSearch of a faiss field is immutable"}},
+		{"mode", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Mode = "on_disk" }, []string{"spec.fields", "spec.fields[*].mode is immutable unless"}},
+		{"compression", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].CompressionLevel = "2x" }, []string{"spec.fields", "spec.fields[*].compressionLevel is immutable unless"}},
 		{"field removed", func(v *v1alpha1.VectorIndex) {
 			v.Spec.Fields = []v1alpha1.VectorField{field("other", 8, "float", "l2", "faiss", "hnsw")}
 		}, []string{"spec.fields", "vector fields cannot be removed"}},
@@ -949,5 +949,82 @@ func TestTrainingIsImmutable(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "spec.fields[0].training") || !strings.Contains(err.Error(), "training is immutable") {
 			t.Errorf("%s: %v, want refused as immutable", tc.name, err)
 		}
+	}
+}
+
+// TestBlueGreenLetsBuildParametersChange: under spec.rebuild.strategy BlueGreen the build
+// parameters a rebuild can carry out change; what a rebuild cannot (new embeddings, the
+// alias's name, the model) stays refused, naming the field; a bad rebuild spec is refused.
+func TestBlueGreenLetsBuildParametersChange(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	blueGreen := func() *v1alpha1.VectorIndex {
+		vi := validIndex()
+		vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen}
+		if err := c.Create(ctx, vi); err != nil {
+			t.Fatal(err)
+		}
+		return vi
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+	}{
+		{"shards", func(v *v1alpha1.VectorIndex) { v.Spec.Shards = 3 }},
+		{"m", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) }},
+		{"efConstruction", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfConstruction = ptr.To[int32](200) }},
+		{"efSearch of a faiss field", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Method.Parameters.EfSearch = ptr.To[int32](256) }},
+		{"engine", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Engine = "lucene" }},
+		{"space type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].SpaceType = "l2" }},
+		{"on_disk 8x", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0].Mode, v.Spec.Fields[0].CompressionLevel = "on_disk", "8x"
+		}},
+	} {
+		t.Run("allowed/"+tc.name, func(t *testing.T) {
+			vi := blueGreen()
+			tc.mutate(vi)
+			if err := c.Update(ctx, vi); err != nil {
+				t.Fatalf("refused under BlueGreen: %v", err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.VectorIndex)
+		want   []string
+	}{
+		{"dimension", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].Dimension = 128 }, []string{"spec.fields[0].dimension", "dimension is immutable"}},
+		{"data type", func(v *v1alpha1.VectorIndex) { v.Spec.Fields[0].DataType = "byte" }, []string{"spec.fields[0].dataType", "immutable"}},
+		{"index name", func(v *v1alpha1.VectorIndex) { v.Spec.IndexName = "renamed" }, []string{"spec.indexName", "immutable"}},
+		{"method", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Fields[0].Method = v1alpha1.VectorMethod{Name: "ivf", Parameters: &v1alpha1.MethodParameters{Nlist: ptr.To[int32](4)}}
+		}, []string{"spec.fields[0].method.name", "immutable"}},
+		{"strategy back to Refuse with a change", func(v *v1alpha1.VectorIndex) {
+			v.Spec.Rebuild.Strategy = v1alpha1.RebuildRefuse
+			v.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32)
+		}, []string{"spec.fields", "method.parameters.m is immutable unless"}},
+	} {
+		t.Run("refused/"+tc.name, func(t *testing.T) {
+			vi := blueGreen()
+			tc.mutate(vi)
+			expectRefused(t, c.Update(ctx, vi), tc.want)
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		spec v1alpha1.RebuildSpec
+		want []string
+	}{
+		{"strategy", v1alpha1.RebuildSpec{Strategy: "Rolling"}, []string{"spec.rebuild.strategy", "Unsupported value"}},
+		{"min recall", v1alpha1.RebuildSpec{Gate: v1alpha1.RebuildGate{MinRecall: "1.5"}}, []string{"spec.rebuild.gate.minRecall"}},
+		{"sample", v1alpha1.RebuildSpec{Gate: v1alpha1.RebuildGate{SampleSize: 5}}, []string{"spec.rebuild.gate.sampleSize"}},
+		{"retain", v1alpha1.RebuildSpec{RetainPrevious: &metav1.Duration{Duration: -time.Hour}}, []string{"spec.rebuild.retainPrevious", "must not be negative"}},
+		{"gate failure", v1alpha1.RebuildSpec{OnGateFailure: "Swap"}, []string{"spec.rebuild.onGateFailure", "Unsupported value"}},
+	} {
+		t.Run("bad spec/"+tc.name, func(t *testing.T) {
+			vi := validIndex()
+			vi.Spec.Rebuild = &tc.spec
+			expectRefused(t, c.Create(ctx, vi), tc.want)
+		})
 	}
 }

@@ -16,7 +16,10 @@ const (
 
 // VectorIndexSpec declares one k-NN index. Index-time properties (name, shards, each field's
 // dimension, data type, space, engine, method and its build parameters) are immutable and
-// guarded here, at admission; the rest converges on the live index.
+// guarded here, at admission; the rest converges on the live index. With
+// spec.rebuild.strategy BlueGreen, shards and the fields' build parameters (engine, space,
+// mode, compression, m, efConstruction, a faiss efSearch) may change: the operator builds a
+// new index and moves the index's alias to it once it passes spec.rebuild.gate.
 // +kubebuilder:validation:XValidation:rule="has(self.indexName) == has(oldSelf.indexName) && (!has(self.indexName) || self.indexName == oldSelf.indexName)",message="spec.indexName is immutable",fieldPath=".indexName"
 // +kubebuilder:validation:XValidation:rule="self.fields.all(f, !has(f.method.parameters) || !has(f.method.parameters.efSearch) || self.fields.all(g, !has(g.method.parameters) || !has(g.method.parameters.efSearch) || g.method.parameters.efSearch == f.method.parameters.efSearch))",message="spec.fields[*].method.parameters.efSearch must be equal on every field: OpenSearch applies ef_search to the whole index",fieldPath=".fields"
 // +kubebuilder:validation:XValidation:rule="!has(self.extraMappings) || self.fields.all(f, !(f.name in self.extraMappings))",message="spec.extraMappings must not define a field that spec.fields declares",fieldPath=".extraMappings"
@@ -26,6 +29,14 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || (self.fields == oldSelf.fields && has(self.extraMappings) == has(oldSelf.extraMappings) && (!has(self.extraMappings) || self.extraMappings == oldSelf.extraMappings))",message="spec.fields and spec.extraMappings of a RemoteSnapshot index are immutable: a searchable snapshot is read-only",fieldPath=".fields"
 // +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || !has(self.tuning) || self.tuning.mode != 'Auto'",message="spec.tuning.mode Auto needs a writable index; a RemoteSnapshot index refuses slice settings",fieldPath=".tuning"
 // +kubebuilder:validation:XValidation:rule="!(has(self.restoreFrom) && has(self.restoreFrom.storage) && self.restoreFrom.storage == 'RemoteSnapshot') || !has(self.deletionPolicy) || self.deletionPolicy != 'Snapshot'",message="spec.deletionPolicy Snapshot is refused for a RemoteSnapshot index: its data already is a snapshot (use Delete or Retain)",fieldPath=".deletionPolicy"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || f.engine == o.engine))",message="spec.fields[*].engine is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || f.spaceType == o.spaceType))",message="spec.fields[*].spaceType is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || f.mode == o.mode))",message="spec.fields[*].mode is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || f.compressionLevel == o.compressionLevel))",message="spec.fields[*].compressionLevel is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || (has(f.method.parameters) && has(f.method.parameters.m) ? f.method.parameters.m : 0) == (has(o.method.parameters) && has(o.method.parameters.m) ? o.method.parameters.m : 0)))",message="spec.fields[*].method.parameters.m is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || (has(f.method.parameters) && has(f.method.parameters.efConstruction) ? f.method.parameters.efConstruction : 0) == (has(o.method.parameters) && has(o.method.parameters.efConstruction) ? o.method.parameters.efConstruction : 0)))",message="spec.fields[*].method.parameters.efConstruction is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.fields.all(f, oldSelf.fields.all(o, o.name != f.name || f.engine != 'faiss' || (has(f.method.parameters) && has(f.method.parameters.efSearch) ? f.method.parameters.efSearch : 0) == (has(o.method.parameters) && has(o.method.parameters.efSearch) ? o.method.parameters.efSearch : 0)))",message="spec.fields[*].method.parameters.efSearch of a faiss field is immutable (faiss searches with the ef_search of the mapping its index was created with and OpenSearch refuses a mapping change) unless spec.rebuild.strategy is BlueGreen",fieldPath=".fields"
+// +kubebuilder:validation:XValidation:rule="(has(self.rebuild) && self.rebuild.strategy == 'BlueGreen') || self.shards == oldSelf.shards",message="spec.shards is immutable unless spec.rebuild.strategy is BlueGreen (a change is then a gated rebuild into a new index)",fieldPath=".shards"
 // +kubebuilder:validation:XValidation:rule="!has(self.recall) || !has(self.recall.field) || self.fields.exists(f, f.name == self.recall.field)",message="spec.recall.field must name one of spec.fields",fieldPath=".recall.field"
 type VectorIndexSpec struct {
 	// clusterRef names the SearchCluster, in the same namespace, that holds the index.
@@ -40,12 +51,12 @@ type VectorIndexSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._-]*$`
 	IndexName string `json:"indexName,omitempty"`
 
-	// shards is the number of primary shards. Immutable.
+	// shards is the number of primary shards. Immutable unless spec.rebuild.strategy is
+	// BlueGreen.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1024
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.shards is immutable"
 	Shards int32 `json:"shards,omitempty"`
 
 	// replicas is the number of replicas of each shard.
@@ -108,6 +119,11 @@ type VectorIndexSpec struct {
 	// +optional
 	Recall *RecallSpec `json:"recall,omitempty"`
 
+	// rebuild decides what a change to a build parameter does: refused at admission
+	// (strategy Refuse, the default) or carried out as a gated blue/green rebuild.
+	// +optional
+	Rebuild *RebuildSpec `json:"rebuild,omitempty"`
+
 	// deletionPolicy decides what happens to the OpenSearch index when this object is
 	// deleted: Retain leaves it, Delete removes it, Snapshot takes a final snapshot to
 	// snapshotRepository and removes the index only once that snapshot succeeded.
@@ -121,6 +137,187 @@ type VectorIndexSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	SnapshotRepository string `json:"snapshotRepository,omitempty"`
+}
+
+// Rebuild strategies (spec.rebuild.strategy).
+const (
+	RebuildRefuse    = "Refuse"
+	RebuildBlueGreen = "BlueGreen"
+)
+
+// What happens to a rebuilt index that failed its gate (spec.rebuild.onGateFailure).
+const (
+	GateFailureKeep   = "Keep"
+	GateFailureDelete = "Delete"
+)
+
+// RebuildSpec is how a change to a build parameter is carried out. Under BlueGreen the
+// operator creates a new index with the new mapping, copies the documents into it with
+// OpenSearch's _reindex task (then the writes made meanwhile, by sequence number), measures
+// it against the serving index on the same sampled queries, and only if it passes the gate
+// moves the alias clients query (the index's name) to it in one _aliases request, under a
+// write block of the serving index that lasts the final catch-up (status.rebuild says how
+// long). The index it replaced is kept, write-blocked, for retainPrevious: reverting the spec
+// within that time swaps back to it after copying the writes made since.
+type RebuildSpec struct {
+	// strategy: Refuse refuses a change to a build parameter at admission; BlueGreen
+	// rebuilds the index behind its alias.
+	// +optional
+	// +kubebuilder:default=Refuse
+	// +kubebuilder:validation:Enum=Refuse;BlueGreen
+	Strategy string `json:"strategy,omitempty"`
+	// gate the new index must pass before clients are moved to it.
+	// +optional
+	// +kubebuilder:default={}
+	Gate RebuildGate `json:"gate,omitempty"`
+	// maxDocsPerSecond throttles the copy (the _reindex task's requests_per_second), so live
+	// queries and writes keep the nodes; unthrottled when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxDocsPerSecond *int32 `json:"maxDocsPerSecond,omitempty"`
+	// retainPrevious is how long the replaced index is kept for a rollback after a swap;
+	// then spec.deletionPolicy applies to it (Delete and Snapshot delete it, Snapshot after
+	// a snapshot; Retain leaves it in OpenSearch, no longer managed).
+	// +optional
+	// +kubebuilder:default="24h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="spec.rebuild.retainPrevious must not be negative"
+	RetainPrevious *metav1.Duration `json:"retainPrevious,omitempty"`
+	// onGateFailure: Keep leaves a new index that failed its gate in place for inspection
+	// (until the next change of the spec); Delete drops it at once.
+	// +optional
+	// +kubebuilder:default=Keep
+	// +kubebuilder:validation:Enum=Keep;Delete
+	OnGateFailure string `json:"onGateFailure,omitempty"`
+}
+
+// RebuildGate is what a rebuilt index must show, on the same sampled queries, before
+// clients are moved to it: every vector field's recall@k at least minRecall, and its p90
+// search latency at most maxLatencyRegressionPercent above the serving index's.
+type RebuildGate struct {
+	// minRecall is the least recall@k of the new index, a decimal from 0 to 1.
+	// +optional
+	// +kubebuilder:default="0.9"
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,4})?|1(\.0{1,4})?)$`
+	// +kubebuilder:validation:MaxLength=6
+	MinRecall string `json:"minRecall,omitempty"`
+	// maxLatencyRegressionPercent bounds the new index's p90 against the serving index's.
+	// +optional
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	MaxLatencyRegressionPercent int32 `json:"maxLatencyRegressionPercent,omitempty"`
+	// k neighbours compared per query.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	K int32 `json:"k,omitempty"`
+	// sampleSize is the number of queries per field.
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=1000
+	SampleSize int32 `json:"sampleSize,omitempty"`
+}
+
+// Rebuild phases (status.rebuild.phase).
+const (
+	RebuildCopying    = "Copying"
+	RebuildGating     = "Gating"
+	RebuildSwapping   = "Swapping"
+	RebuildSucceeded  = "Succeeded"
+	RebuildGateFailed = "GateFailed"
+	RebuildFailed     = "Failed"
+)
+
+// RebuildStatus is the last (or current) blue/green rebuild.
+type RebuildStatus struct {
+	// phase: Copying (documents, then the writes made meanwhile), Gating, Swapping (the
+	// serving index is write-blocked for the final catch-up and the alias swap), Succeeded,
+	// GateFailed or Failed.
+	Phase string `json:"phase"`
+	// source is the index being replaced, target the one being built.
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// observedGeneration is the spec generation the target was built for.
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// reusedPrevious: the target is the index a former rebuild replaced (a rollback), so only
+	// the writes made since are copied.
+	// +optional
+	ReusedPrevious bool        `json:"reusedPrevious,omitempty"`
+	StartedAt      metav1.Time `json:"startedAt"`
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// copiedUpTo is, per shard of the source, the sequence number up to which every write
+	// of the shard is in the target; absent before the first pass completed.
+	// +optional
+	CopiedUpTo []int64 `json:"copiedUpTo,omitempty"`
+	// passUpTo is what the running pass copies up to, per shard, and tasks its _reindex
+	// tasks, one per shard.
+	// +optional
+	PassUpTo []int64 `json:"passUpTo,omitempty"`
+	// +optional
+	Tasks []string `json:"tasks,omitempty"`
+	// passes run so far (the first copies everything, the next the writes made meanwhile).
+	// +optional
+	Passes int32 `json:"passes,omitempty"`
+	// documentsCopied of documentsTotal in the running (or last) pass, its rate and the
+	// time it is expected to end.
+	// +optional
+	DocumentsCopied int64 `json:"documentsCopied,omitempty"`
+	// +optional
+	DocumentsTotal int64 `json:"documentsTotal,omitempty"`
+	// +optional
+	DocumentsPerSecond string `json:"documentsPerSecond,omitempty"`
+	// +optional
+	ETA *metav1.Time `json:"eta,omitempty"`
+	// gate is what the target measured against the source, per field.
+	// +optional
+	Gate []RebuildGateResult `json:"gate,omitempty"`
+	// writeBlockedMillis is how long the source refused writes (the final catch-up, the
+	// count check and the swap); swapMillis the _aliases request alone.
+	// +optional
+	WriteBlockedMillis *int64 `json:"writeBlockedMillis,omitempty"`
+	// +optional
+	SwapMillis *int64 `json:"swapMillis,omitempty"`
+	// +optional
+	BlockedAt *metav1.Time `json:"blockedAt,omitempty"`
+	// message says what the rebuild waits for or why it ended as it did.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RebuildGateResult is one field's gate measurement: the same sampled queries on the
+// serving index (source) and the rebuilt one (target).
+type RebuildGateResult struct {
+	Field string `json:"field"`
+	// sample and k of the measurement.
+	Sample int32 `json:"sample"`
+	K      int32 `json:"k"`
+	// recall@k of each index against the exact neighbours, four decimals.
+	SourceRecall string `json:"sourceRecall"`
+	TargetRecall string `json:"targetRecall"`
+	// p90 of each index's search latency, in milliseconds (as the client sees it).
+	SourceP90Ms string `json:"sourceP90Ms"`
+	TargetP90Ms string `json:"targetP90Ms"`
+	// passed says the field met the gate; failures say how it did not.
+	Passed bool `json:"passed"`
+	// +optional
+	Failures []string `json:"failures,omitempty"`
+}
+
+// PreviousIndexStatus is the index a rebuild replaced, kept for a rollback.
+type PreviousIndexStatus struct {
+	// name of the index, write-blocked since the swap.
+	Name string `json:"name"`
+	// swappedAt is when clients moved off it; retainUntil when spec.deletionPolicy applies.
+	SwappedAt   metav1.Time `json:"swappedAt"`
+	RetainUntil metav1.Time `json:"retainUntil"`
+	// servingIndex is the index that replaced it, and servingSeqNos that index's sequence
+	// numbers at the swap, per shard: the previous index holds every write up to them, so a
+	// rollback copies only the writes after.
+	ServingIndex  string  `json:"servingIndex"`
+	ServingSeqNos []int64 `json:"servingSeqNos"`
 }
 
 // RecallSpec is a live recall objective. Every interval the operator draws sampleSize
@@ -242,7 +439,6 @@ type MappingProperty struct {
 // +kubebuilder:validation:XValidation:rule="!(self.spaceType in ['l1', 'linf']) || self.engine == 'nmslib'",message="spaceType l1 and linf are engine nmslib's only: faiss and lucene refuse them (and OpenSearch 3.x creates no new nmslib index)",fieldPath=".spaceType"
 // +kubebuilder:validation:XValidation:rule="self.method.name != 'ivf' || (has(self.training) && self.engine == 'faiss' && self.dataType == 'float' && self.mode == 'in_memory' && self.compressionLevel == '1x')",message="method ivf needs training (the sample its model is trained on), engine faiss, dataType float, mode in_memory and compressionLevel 1x",fieldPath=".method.name"
 // +kubebuilder:validation:XValidation:rule="!has(self.training) || self.method.name == 'ivf'",message="training is for method ivf: HNSW needs no model",fieldPath=".training"
-// +kubebuilder:validation:XValidation:rule="self.engine != 'faiss' || (has(self.method.parameters) && has(self.method.parameters.efSearch) ? self.method.parameters.efSearch : 0) == (has(oldSelf.method.parameters) && has(oldSelf.method.parameters.efSearch) ? oldSelf.method.parameters.efSearch : 0)",message="method.parameters.efSearch of a faiss field is immutable: faiss searches with the ef_search of the mapping its index was created with (it ignores the index setting), and OpenSearch refuses a mapping change",fieldPath=".method.parameters"
 // +kubebuilder:validation:XValidation:rule="has(self.training) == has(oldSelf.training) && (!has(self.training) || self.training == oldSelf.training)",message="training is immutable: the index was created from its model",fieldPath=".training"
 // +kubebuilder:validation:XValidation:rule="self.engine != 'nmslib' || (self.dataType == 'float' && self.method.name == 'hnsw')",message="engine nmslib requires dataType float and method hnsw",fieldPath=".engine"
 // +kubebuilder:validation:XValidation:rule="!(self.engine == 'faiss' && self.dataType == 'byte' && self.spaceType == 'cosinesimil')",message="engine faiss does not support spaceType cosinesimil with dataType byte (cosine normalizes vectors, which only float allows): use l2 or innerproduct, or engine lucene",fieldPath=".spaceType"
@@ -255,31 +451,31 @@ type VectorField struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
 	Name string `json:"name"`
 
-	// dimension is the number of components of each vector (bits, for binary). Immutable.
+	// dimension is the number of components of each vector (bits, for binary). Immutable:
+	// a new dimension needs new embeddings, not a rebuild.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16000
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="dimension is immutable"
 	Dimension int32 `json:"dimension"`
 
-	// dataType of each vector component. Immutable.
+	// dataType of each vector component. Immutable: the stored vectors are of this type.
 	// +optional
 	// +kubebuilder:default=float
 	// +kubebuilder:validation:Enum=float;byte;binary
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="dataType is immutable"
 	DataType string `json:"dataType,omitempty"`
 
-	// spaceType is the distance function. Immutable.
+	// spaceType is the distance function. Immutable unless spec.rebuild.strategy is BlueGreen.
 	// +optional
 	// +kubebuilder:default=l2
 	// +kubebuilder:validation:Enum=l1;l2;linf;cosinesimil;innerproduct;hamming
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spaceType is immutable"
 	SpaceType string `json:"spaceType,omitempty"`
 
-	// engine is the k-NN library that builds and searches the graph. Immutable.
+	// engine is the k-NN library that builds and searches the graph. Immutable unless
+	// spec.rebuild.strategy is BlueGreen.
 	// +optional
 	// +kubebuilder:default=faiss
 	// +kubebuilder:validation:Enum=faiss;lucene;nmslib
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
 	Engine string `json:"engine,omitempty"`
 
 	// method is the approximate nearest-neighbour algorithm and its parameters.
@@ -288,18 +484,17 @@ type VectorField struct {
 	Method VectorMethod `json:"method,omitempty"`
 
 	// mode: in_memory keeps full-precision graphs in memory; on_disk keeps compressed ones
-	// in memory and rescores from disk. Immutable.
+	// in memory and rescores from disk. Immutable unless spec.rebuild.strategy is BlueGreen.
 	// +optional
 	// +kubebuilder:default=in_memory
 	// +kubebuilder:validation:Enum=in_memory;on_disk
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="mode is immutable"
 	Mode string `json:"mode,omitempty"`
 
-	// compressionLevel of the vectors held in memory. Immutable.
+	// compressionLevel of the vectors held in memory. Immutable unless spec.rebuild.strategy
+	// is BlueGreen.
 	// +optional
 	// +kubebuilder:default="1x"
 	// +kubebuilder:validation:Enum="1x";"2x";"4x";"8x";"16x";"32x"
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="compressionLevel is immutable"
 	CompressionLevel string `json:"compressionLevel,omitempty"`
 
 	// training is where the model of a method ivf field is trained from: the operator trains
@@ -341,11 +536,11 @@ func (t FieldTraining) SampleField(field string) string {
 	return field
 }
 
-// VectorMethod is the ANN algorithm of a field. Build parameters are immutable; efSearch is
-// a query-time setting that changes on lucene, and part of a faiss field's mapping.
+// VectorMethod is the ANN algorithm of a field. Build parameters (m, efConstruction, a
+// faiss field's efSearch) change only under spec.rebuild.strategy BlueGreen, the method and
+// an IVF field's nlist and nprobes (its model's) never; a lucene field's efSearch is a
+// query-time setting and changes live.
 // +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name",message="method.name is immutable",fieldPath=".name"
-// +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.m) ? self.parameters.m : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.m) ? oldSelf.parameters.m : 0)",message="method.parameters.m is immutable",fieldPath=".parameters"
-// +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.efConstruction) ? self.parameters.efConstruction : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.efConstruction) ? oldSelf.parameters.efConstruction : 0)",message="method.parameters.efConstruction is immutable",fieldPath=".parameters"
 // +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.nlist) ? self.parameters.nlist : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.nlist) ? oldSelf.parameters.nlist : 0)",message="method.parameters.nlist is immutable",fieldPath=".parameters"
 // +kubebuilder:validation:XValidation:rule="(has(self.parameters) && has(self.parameters.nprobes) ? self.parameters.nprobes : 0) == (has(oldSelf.parameters) && has(oldSelf.parameters.nprobes) ? oldSelf.parameters.nprobes : 0)",message="method.parameters.nprobes is immutable",fieldPath=".parameters"
 // +kubebuilder:validation:XValidation:rule="self.name != 'hnsw' || !has(self.parameters) || (!has(self.parameters.nlist) && !has(self.parameters.nprobes))",message="method hnsw takes parameters m, efConstruction and efSearch, not nlist or nprobes",fieldPath=".parameters"
@@ -704,8 +899,18 @@ type VectorIndexStatus struct {
 	// recall is the live recall measurement, when spec.recall is set.
 	// +optional
 	Recall *RecallStatus `json:"recall,omitempty"`
+	// alias is the name clients query, once a rebuild put the index behind an alias of the
+	// index's name; status.indexName is then the index it points to.
+	// +optional
+	Alias string `json:"alias,omitempty"`
+	// rebuild is the current or last blue/green rebuild.
+	// +optional
+	Rebuild *RebuildStatus `json:"rebuild,omitempty"`
+	// previousIndex is the index the last rebuild replaced, kept for a rollback.
+	// +optional
+	PreviousIndex *PreviousIndexStatus `json:"previousIndex,omitempty"`
 	// conditions: Ready, Progressing, Degraded, Tuned when tuning is Auto, RecallBelowTarget
-	// when spec.recall is set.
+	// when spec.recall is set, RebuildGateFailed once a rebuild was gated.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

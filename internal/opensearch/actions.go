@@ -51,7 +51,20 @@ var requestRules = []requestRule{
 	{http.MethodPost, "/_plugins/_knn/models/{name}/_train", Permissions{Cluster: []string{"cluster:admin/knn_training_job_router_action", "cluster:admin/knn_training_model_action"}, Index: []string{"indices:data/read/search"}}},
 	{http.MethodDelete, "/_plugins/_knn/models/{name}", Permissions{Cluster: []string{"cluster:admin/knn_delete_model_action"}}},
 	{http.MethodPost, "/_flush", Permissions{Index: []string{"indices:admin/flush"}}},
-	{http.MethodPost, "/_bulk", Permissions{Cluster: []string{"indices:data/write/bulk"}, Index: []string{"indices:data/write/bulk[s]", "indices:data/write/index"}}},
+	{http.MethodPost, "/_bulk", Permissions{Cluster: []string{"indices:data/write/bulk"}, Index: []string{"indices:data/write/bulk[s]", "indices:data/write/index", "indices:data/write/delete"}}},
+	// Blue/green rebuilds: the copy (_reindex reads the source and writes the target as
+	// the operator), its task, the clone of an alias-less index, the alias swap, the graph
+	// warm-up, and the count and id checks of the cut-over.
+	{http.MethodPost, "/_reindex", Permissions{Cluster: []string{"indices:data/write/reindex"}, Index: []string{"indices:data/read/search", "indices:data/write/bulk[s]", "indices:data/write/index"}}},
+	{http.MethodGet, "/_tasks", Permissions{Cluster: []string{"cluster:monitor/tasks/lists"}}},
+	{http.MethodGet, "/_tasks/{name}", Permissions{Cluster: []string{"cluster:monitor/task/get"}}},
+	{http.MethodPost, "/_tasks/{name}/_cancel", Permissions{Cluster: []string{"cluster:admin/tasks/cancel"}}},
+	{http.MethodPost, "/{index}/_clone/{name}", Permissions{Index: []string{"indices:admin/resize", "indices:admin/create"}}},
+	{http.MethodPost, "/_aliases", Permissions{Index: []string{"indices:admin/aliases", "indices:admin/delete"}}},
+	{http.MethodGet, "/_plugins/_knn/warmup/{index}", Permissions{Cluster: []string{"cluster:admin/knn_warmup_action"}}},
+	{http.MethodPost, "/{index}/_count", Permissions{Index: []string{"indices:data/read/search"}}},
+	{http.MethodPost, "/_search/scroll", Permissions{Cluster: []string{"indices:data/read/scroll"}}},
+	{http.MethodDelete, "/_search/scroll", Permissions{Cluster: []string{"indices:data/read/scroll/clear"}}},
 	{http.MethodPut, "/_snapshot/{name}", Permissions{Cluster: []string{"cluster:admin/repository/put"}}},
 	{http.MethodPut, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/create"}}},
 	{http.MethodGet, "/_snapshot/{name}/{name}", Permissions{Cluster: []string{"cluster:admin/snapshot/get"}}},

@@ -61,19 +61,25 @@ func (c *Client) PluginVersion(ctx context.Context, name string) (string, error)
 
 // Index is the live state of an index: flat settings and the mapping's properties.
 type Index struct {
+	// Name is the concrete index's: GetIndex of an alias pointing at one index reads that
+	// index.
 	Name       string
 	UUID       string
 	Settings   map[string]string
 	Properties map[string]json.RawMessage
 	// Meta is the mapping's _meta: free-form values OpenSearch stores and never reads.
 	Meta map[string]any
+	// Aliases are the aliases pointing at the index.
+	Aliases []string
 }
 
-// GetIndex reads an index's settings (flat, defaults left out) and mapping. A missing index
-// is an error for which IsNotFound holds.
+// GetIndex reads an index's settings (flat, defaults left out), mapping and aliases; name
+// may be an alias of one index. A missing index is an error for which IsNotFound holds; an
+// alias of several indexes is an error too (the operator never makes one).
 func (c *Client) GetIndex(ctx context.Context, name string) (*Index, error) {
 	var resp map[string]struct {
-		Settings map[string]any `json:"settings"`
+		Aliases  map[string]json.RawMessage `json:"aliases"`
+		Settings map[string]any             `json:"settings"`
 		Mappings struct {
 			Meta       map[string]any             `json:"_meta"`
 			Properties map[string]json.RawMessage `json:"properties"`
@@ -82,11 +88,22 @@ func (c *Client) GetIndex(ctx context.Context, name string) (*Index, error) {
 	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"?flat_settings=true", nil, &resp); err != nil {
 		return nil, err
 	}
-	got, ok := resp[name]
+	if len(resp) > 1 {
+		return nil, fmt.Errorf("%s is an alias of %d indexes, not of one", name, len(resp))
+	}
+	concrete := name
+	for k := range resp {
+		concrete = k
+	}
+	got, ok := resp[concrete]
 	if !ok {
 		return nil, &APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + name + "]"}
 	}
-	idx := &Index{Name: name, Settings: map[string]string{}, Properties: got.Mappings.Properties, Meta: got.Mappings.Meta}
+	idx := &Index{Name: concrete, Settings: map[string]string{}, Properties: got.Mappings.Properties, Meta: got.Mappings.Meta}
+	for a := range got.Aliases {
+		idx.Aliases = append(idx.Aliases, a)
+	}
+	slices.Sort(idx.Aliases)
 	for k, v := range got.Settings {
 		idx.Settings[k] = fmt.Sprint(v)
 	}
@@ -97,6 +114,14 @@ func (c *Client) GetIndex(ctx context.Context, name string) (*Index, error) {
 // CreateIndex creates an index with the given settings, mapping properties and _meta.
 func (c *Client) CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error {
 	body := map[string]any{"settings": settings, "mappings": map[string]any{"properties": properties, "_meta": meta}}
+	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name), body, nil)
+}
+
+// CreateAliasedIndex creates an index as CreateIndex does, behind alias: the alias points
+// at it and takes its writes.
+func (c *Client) CreateAliasedIndex(ctx context.Context, name, alias string, settings, properties, meta map[string]any) error {
+	body := map[string]any{"settings": settings, "mappings": map[string]any{"properties": properties, "_meta": meta},
+		"aliases": map[string]any{alias: map[string]any{"is_write_index": true}}}
 	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name), body, nil)
 }
 
