@@ -94,10 +94,8 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 		return r.cleanUp(ctx, &run)
 	}
-	if controllerutil.AddFinalizer(&run, BenchmarkFinalizer) {
-		if err := r.Update(ctx, &run); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := setFinalizer(ctx, r.Client, &run, BenchmarkFinalizer, true); err != nil {
+		return ctrl.Result{}, err
 	}
 	before := run.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(run.Annotations)
@@ -229,10 +227,7 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 			return err
 		}
 	}
-	if controllerutil.RemoveFinalizer(run, BenchmarkFinalizer) {
-		return r.Update(ctx, run)
-	}
-	return nil
+	return setFinalizer(ctx, r.Client, run, BenchmarkFinalizer, false)
 }
 
 // finalize stops a deleted run's sweep — the Local goroutine, or the Argo Workflow and its

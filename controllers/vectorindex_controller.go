@@ -131,10 +131,8 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !vi.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &vi)
 	}
-	if controllerutil.AddFinalizer(&vi, IndexFinalizer) {
-		if err := r.Update(ctx, &vi); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := setFinalizer(ctx, r.Client, &vi, IndexFinalizer, true); err != nil {
+		return ctrl.Result{}, err
 	}
 	before := vi.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(vi.Annotations)
@@ -762,8 +760,7 @@ func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.Vecto
 		return ctrl.Result{}, err
 	}
 	metrics.ForgetIndex(vi.Namespace, vi.Name)
-	controllerutil.RemoveFinalizer(vi, IndexFinalizer)
-	return ctrl.Result{}, r.Update(ctx, vi)
+	return ctrl.Result{}, setFinalizer(ctx, r.Client, vi, IndexFinalizer, false)
 }
 
 func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *indexRun) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,9 +15,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
@@ -757,5 +760,30 @@ func TestLiveRecallOfEveryDataType(t *testing.T) {
 		if value, _ := strconv.ParseFloat(st.Value, 64); value < 0.5 || st.Sample != 20 {
 			t.Errorf("%s: recall %s over %d documents, want at least 0.5 over 20", vi.Name, st.Value, st.Sample)
 		}
+	}
+}
+
+// TestOperatorLeavesTheSpecAsWritten: adding its finalizer, the operator must not write the
+// spec back in its own serialization (the schema's duration defaults "10m" and "24h" came
+// back as "10m0s" and "24h0m0s" with a full Update): that is a new generation the user did
+// not make, and a diff in every GitOps tool.
+func TestOperatorLeavesTheSpecAsWritten(t *testing.T) {
+	e := startOperator(t)
+	e.cluster("vectors", testsupport.OpenSearchURL(t))
+	vi := indexOf(e, "as-written", v1alpha1.VectorField{Name: "embedding", Dimension: 8})
+	vi.Spec.Recall = &v1alpha1.RecallSpec{Target: "0.9"}
+	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	var raw unstructured.Unstructured
+	raw.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("VectorIndex"))
+	if err := e.k8s.Get(e.ctx, clientKey(vi), &raw); err != nil {
+		t.Fatal(err)
+	}
+	interval, _, _ := unstructured.NestedString(raw.Object, "spec", "recall", "interval")
+	retain, _, _ := unstructured.NestedString(raw.Object, "spec", "rebuild", "retainPrevious")
+	if raw.GetGeneration() != 1 || interval != "10m" || retain != "24h" || !slices.Contains(raw.GetFinalizers(), controllers.IndexFinalizer) {
+		t.Errorf("after the operator took the object: generation %d, spec.recall.interval %q, spec.rebuild.retainPrevious %q, finalizers %v; want 1, the defaults as the API server wrote them, and the finalizer",
+			raw.GetGeneration(), interval, retain, raw.GetFinalizers())
 	}
 }

@@ -76,10 +76,8 @@ func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !vs.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, &vs)
 	}
-	if controllerutil.AddFinalizer(&vs, SnapshotFinalizer) {
-		if err := r.Update(ctx, &vs); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := setFinalizer(ctx, r.Client, &vs, SnapshotFinalizer, true); err != nil {
+		return ctrl.Result{}, err
 	}
 	before := vs.Status.DeepCopy()
 	paused := v1alpha1.IsPaused(vs.Annotations)
@@ -330,8 +328,7 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 			return err
 		}
 	}
-	controllerutil.RemoveFinalizer(vs, SnapshotFinalizer)
-	return r.Update(ctx, vs)
+	return setFinalizer(ctx, r.Client, vs, SnapshotFinalizer, false)
 }
 
 // deleteFromRepository deletes vs's snapshot once its state is read; a Failed object's only
