@@ -31,6 +31,7 @@ type rebuildAPI interface {
 	RunningReindexes(ctx context.Context) ([]opensearch.Task, error)
 	CancelTask(ctx context.Context, id string) error
 	CreateAliasedIndex(ctx context.Context, name, alias string, settings, properties, meta map[string]any) error
+	Reindex(ctx context.Context, source, target string, shard, shards int, afterSeqNo int64) (opensearch.Task, error)
 	Clone(ctx context.Context, source, target string, settings map[string]any) error
 	UpdateAliases(ctx context.Context, actions ...opensearch.AliasAction) error
 	Warmup(ctx context.Context, index string) error
@@ -41,10 +42,6 @@ type rebuildAPI interface {
 
 // rebuildPoll is how often a rebuild's copy is looked at while it runs.
 const rebuildPoll = 3 * time.Second
-
-// finalPassTimeout bounds the wait, inside one reconcile, for the final catch-up under the
-// write block; a longer one is waited for by the next reconciles (the block stays).
-const finalPassTimeout = 2 * time.Minute
 
 // gateQueriesPerSecond paces the gate's searches (three per sampled query).
 const gateQueriesPerSecond = 100
@@ -302,26 +299,11 @@ func copiedUpTo(rb *v1alpha1.RebuildStatus, shard int) int64 {
 
 // startPass starts one _reindex per shard of the source, each copying its shard's writes
 // after where the last pass left it, and records the checkpoints it will have copied up to
-// once done. Tasks an operator started and did not record (it stopped before writing
-// status) are cancelled first, so no older copy of a document lands after a newer one.
+// once done.
 func (r *VectorIndexReconciler) startPass(ctx context.Context, run *indexRun, docsPerSecond int) error {
 	rb := run.vi.Status.Rebuild
-	running, err := run.osClient.RunningReindexes(ctx)
+	checkpoints, err := r.preparePass(ctx, run)
 	if err != nil {
-		return err
-	}
-	for _, t := range running {
-		if t.Description == opensearch.ReindexDescription(rb.Source, rb.Target) {
-			if err := run.osClient.CancelTask(ctx, t.ID); err != nil {
-				return err
-			}
-		}
-	}
-	checkpoints, _, err := run.osClient.SeqNos(ctx, rb.Source)
-	if err != nil {
-		return err
-	}
-	if err := run.osClient.Refresh(ctx, rb.Source); err != nil {
 		return err
 	}
 	perShard := 0
@@ -337,6 +319,69 @@ func (r *VectorIndexReconciler) startPass(ctx context.Context, run *indexRun, do
 		rb.Tasks = append(rb.Tasks, task)
 	}
 	rb.DocumentsCopied, rb.DocumentsTotal, rb.DocumentsPerSecond, rb.ETA = 0, 0, "", nil
+	return nil
+}
+
+// preparePass cancels (and waits for) copy tasks an operator started and did not record
+// (it stopped before writing status), so no older copy of a document lands after a newer
+// one; then reads the source's checkpoints and refreshes it, so the pass sees every write
+// up to them.
+func (r *VectorIndexReconciler) preparePass(ctx context.Context, run *indexRun) ([]int64, error) {
+	rb := run.vi.Status.Rebuild
+	running, err := run.osClient.RunningReindexes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range running {
+		if t.Description == opensearch.ReindexDescription(rb.Source, rb.Target) {
+			if err := run.osClient.CancelTask(ctx, t.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	checkpoints, _, err := run.osClient.SeqNos(ctx, rb.Source)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoints, run.osClient.Refresh(ctx, rb.Source)
+}
+
+// finalPass copies, under the write block, what was written since the last pass: shard by
+// shard, waited for (it is short: the last pass before it copied few documents).
+func (r *VectorIndexReconciler) finalPass(ctx context.Context, run *indexRun) error {
+	rb := run.vi.Status.Rebuild
+	// Writes admitted before the block may still be in flight: the pass starts once every
+	// primary has processed all it assigned.
+	for {
+		_, settled, err := run.osClient.SeqNos(ctx, rb.Source)
+		if err != nil {
+			return err
+		}
+		if settled {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	checkpoints, err := r.preparePass(ctx, run)
+	if err != nil {
+		return err
+	}
+	var pass opensearch.Task
+	for shard := range checkpoints {
+		t, err := run.osClient.Reindex(ctx, rb.Source, rb.Target, shard, len(checkpoints), copiedUpTo(rb, shard))
+		if err != nil {
+			return err
+		}
+		if len(t.Failures) > 0 {
+			return r.failRebuild(ctx, run, fmt.Sprintf("final copy into %s: %d documents failed, first: %s", rb.Target, len(t.Failures), t.Failures[0]))
+		}
+		pass.Done += t.Done
+		pass.Total += t.Total
+		pass.Running += t.Running
+	}
+	pass.Completed = true
+	rb.PassUpTo = checkpoints
+	completePass(rb, pass)
 	return nil
 }
 
@@ -495,55 +540,24 @@ func (r *VectorIndexReconciler) swap(ctx context.Context, run *indexRun) steps.R
 		return steps.Done(r.finishSwap(ctx, run, 0))
 	}
 	if rb.BlockedAt == nil {
+		// Deletions made during the copy, carried over before the block: under it, only the
+		// ones made since are left to find (pages without one are only counted).
+		if err := r.dropDeleted(ctx, run); err != nil {
+			return steps.Done(err)
+		}
+		// Recorded before the block, so a restarted operator knows to finish (or undo) it.
 		rb.BlockedAt = ptr.To(metav1.Now())
 		if err := r.Status().Update(ctx, run.vi); err != nil {
 			return steps.Done(err)
 		}
 		rb = run.vi.Status.Rebuild
+		rb.BlockedAt = ptr.To(metav1.Now())
 	}
 	if err := run.osClient.PutSettings(ctx, rb.Source, writeBlock); err != nil {
 		return steps.Done(err)
 	}
-	if len(rb.Tasks) == 0 {
-		// Writes admitted before the block may still be in flight: the pass starts once every
-		// primary has processed all it assigned.
-		for {
-			_, settled, err := run.osClient.SeqNos(ctx, rb.Source)
-			if err != nil {
-				return steps.Done(err)
-			}
-			if settled {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err := r.startPass(ctx, run, 0); err != nil {
-			return steps.Done(err)
-		}
-	}
-	deadline := time.Now().Add(finalPassTimeout)
-	for {
-		pass, err := r.readPass(ctx, run)
-		if err != nil {
-			return steps.Done(err)
-		}
-		if pass.lost != "" {
-			rb.Tasks, rb.PassUpTo, rb.Message = nil, nil, pass.lost+"; copying again"
-			return steps.After(time.Second)
-		}
-		if pass.done {
-			if len(pass.Failures) > 0 {
-				return steps.Done(r.failRebuild(ctx, run, fmt.Sprintf("final copy into %s: %d documents failed, first: %s", rb.Target, len(pass.Failures), pass.Failures[0])))
-			}
-			completePass(rb, pass.Task)
-			break
-		}
-		if time.Now().After(deadline) {
-			recordCopyProgress(rb, pass.Task)
-			rb.Message = "final catch-up still copying under the write block"
-			return steps.After(time.Second)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := r.finalPass(ctx, run); err != nil {
+		return steps.Done(err)
 	}
 	copied := time.Now()
 	if err := r.matchDocuments(ctx, run); err != nil {
@@ -608,14 +622,25 @@ func (r *VectorIndexReconciler) matchDocuments(ctx context.Context, run *indexRu
 		case dst < src || attempt > 0:
 			return r.failRebuild(ctx, run, fmt.Sprintf("after the final copy %s holds %d documents and %s %d; clients stay on %s", rb.Target, dst, rb.Source, src, rb.Source))
 		}
-		extra, err := run.osClient.ExtraIDs(ctx, rb.Target, rb.Source)
-		if err != nil {
-			return err
-		}
-		if err := run.osClient.DeleteDocuments(ctx, rb.Target, extra); err != nil {
+		if err := r.dropDeleted(ctx, run); err != nil {
 			return err
 		}
 	}
+}
+
+// dropDeleted deletes from the target the documents the source no longer has. Without the
+// write block it is safe too: a document written again after the check is copied again by
+// the next pass (a new sequence number).
+func (r *VectorIndexReconciler) dropDeleted(ctx context.Context, run *indexRun) error {
+	rb := run.vi.Status.Rebuild
+	if err := run.osClient.Refresh(ctx, rb.Target); err != nil {
+		return err
+	}
+	extra, err := run.osClient.ExtraIDs(ctx, rb.Target, rb.Source)
+	if err != nil || len(extra) == 0 {
+		return err
+	}
+	return run.osClient.DeleteDocuments(ctx, rb.Target, extra)
 }
 
 // cloneSource keeps an alias-less source, write-blocked, as the clone the rollback uses.

@@ -203,15 +203,32 @@ sed 's/name: products-restored/name: products/; s/indexName: products-v1-restore
 kubectl -n "$ns" wait --for=condition=Ready vectorindex/products --timeout=120s >/dev/null
 "$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7 | sed 's/^/  restored: /'
 
+step "10. A gated blue/green rebuild: m 16 → 32, which OpenSearch cannot change in place"
+# Refused by default (as step 4 showed for shards); under spec.rebuild.strategy BlueGreen the
+# operator builds a new index, gates it on recall and p90 against the serving one, and moves
+# the index's name — an alias from now on — to it. See docs/rebuild.md.
+kubectl -n "$ns" patch vectorindex products --type=json -p '[
+  {"op":"add","path":"/spec/rebuild","value":{"strategy":"BlueGreen","gate":{"minRecall":"0.9","maxLatencyRegressionPercent":100,"sampleSize":50}}},
+  {"op":"replace","path":"/spec/fields/0/method/parameters/m","value":32}]'
+for _ in $(seq 1 240); do
+  phase=$(kubectl -n "$ns" get vectorindex products -o jsonpath='{.status.rebuild.phase}')
+  case "$phase" in Succeeded|GateFailed|Failed) break ;; esac
+  sleep 0.5
+done
+kubectl -n "$ns" get vectorindex products -o jsonpath='  rebuild {.status.rebuild.phase}: {.status.rebuild.source} → {.status.rebuild.target} in {.status.rebuild.passes} copy passes{"\n"}  gate: recall@{.status.rebuild.gate[0].k} {.status.rebuild.gate[0].targetRecall} (serving {.status.rebuild.gate[0].sourceRecall}), p90 {.status.rebuild.gate[0].targetP90Ms} ms (serving {.status.rebuild.gate[0].sourceP90Ms} ms){"\n"}  writes refused for {.status.rebuild.writeBlockedMillis} ms ({.status.rebuild.message}){"\n"}  products-v1 is now an alias of {.status.indexName}; {.status.previousIndex.name} kept for a rollback until {.status.previousIndex.retainUntil}{"\n"}'
+[ "$phase" = Succeeded ] || die "the rebuild ended $phase"
+"$BIN_DIR/vectorpilot" bench load --url "$url" --index products-v1 --field embedding --ingest=false --count "$DEMO_VECTORS" --queries 200 --dimension 64 --seed 7 | sed 's/^/  through the alias: /'
+
 step "Summary"
 kubectl -n "$ns" get searchclusters,vectorindices,benchmarkruns,snapshotpolicies,vectorsnapshots -o wide
 echo
 kubectl -n "$ns" get events.events.k8s.io --sort-by=.metadata.creationTimestamp \
   -o custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note | sed 's/^/  /'
 
-step "10. Delete the VectorIndex (deletionPolicy Delete) — the index goes with it"
+step "11. Delete the VectorIndex (deletionPolicy Delete) — its indexes go with it"
 kubectl -n "$ns" delete vectorindex products --timeout=60s
 expect_gone products-v1
-echo "  index products-v1 is gone from OpenSearch"
+expect_gone products-v1-r0
+echo "  products-v1 (the alias, its index, and the one kept for a rollback) is gone from OpenSearch"
 echo
 echo "demo finished"

@@ -77,18 +77,45 @@ func (c *Client) StartReindex(ctx context.Context, source, target string, shard,
 	if docsPerSecond > 0 {
 		rps = strconv.Itoa(docsPerSecond)
 	}
+	var resp struct {
+		Task string `json:"task"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/_reindex?wait_for_completion=false&requests_per_second="+rps, reindexBody(source, target, shard, shards, afterSeqNo), &resp); err != nil {
+		return "", err
+	}
+	return resp.Task, nil
+}
+
+// Reindex copies as StartReindex does, unthrottled, and returns once done: for a copy short
+// enough to wait for (no task to poll, no result stored in .tasks).
+func (c *Client) Reindex(ctx context.Context, source, target string, shard, shards int, afterSeqNo int64) (Task, error) {
+	var resp struct {
+		Took     int64 `json:"took"`
+		Total    int64 `json:"total"`
+		Created  int64 `json:"created"`
+		Updated  int64 `json:"updated"`
+		Failures []struct {
+			Index string `json:"index"`
+			ID    string `json:"id"`
+			Cause any    `json:"cause"`
+		} `json:"failures"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/_reindex?wait_for_completion=true", reindexBody(source, target, shard, shards, afterSeqNo), &resp); err != nil {
+		return Task{}, err
+	}
+	t := Task{Completed: true, Total: resp.Total, Done: resp.Created + resp.Updated, Running: time.Duration(resp.Took) * time.Millisecond}
+	for _, f := range resp.Failures {
+		t.Failures = append(t.Failures, fmt.Sprintf("%s/%s: %v", f.Index, f.ID, f.Cause))
+	}
+	return t, nil
+}
+
+func reindexBody(source, target string, shard, shards int, afterSeqNo int64) map[string]any {
 	src := map[string]any{"index": source, "query": ReindexQuery(afterSeqNo), "size": 1000}
 	if shards > 1 {
 		src["slice"] = map[string]any{"id": shard, "max": shards}
 	}
-	body := map[string]any{"source": src, "dest": map[string]any{"index": target, "op_type": "index"}}
-	var resp struct {
-		Task string `json:"task"`
-	}
-	if err := c.do(ctx, http.MethodPost, "/_reindex?wait_for_completion=false&requests_per_second="+rps, body, &resp); err != nil {
-		return "", err
-	}
-	return resp.Task, nil
+	return map[string]any{"source": src, "dest": map[string]any{"index": target, "op_type": "index"}}
 }
 
 // ReindexDescription is how OpenSearch describes a _reindex task from source to target.
@@ -144,9 +171,9 @@ func (c *Client) GetTask(ctx context.Context, id string) (Task, error) {
 		} `json:"error"`
 		Response *struct {
 			Failures []struct {
-				Index  string `json:"index"`
-				ID     string `json:"id"`
-				Reason any    `json:"cause"`
+				Index string `json:"index"`
+				ID    string `json:"id"`
+				Cause any    `json:"cause"`
 			} `json:"failures"`
 		} `json:"response"`
 	}
@@ -160,7 +187,7 @@ func (c *Client) GetTask(ctx context.Context, id string) (Task, error) {
 	}
 	if resp.Response != nil {
 		for _, f := range resp.Response.Failures {
-			t.Failures = append(t.Failures, fmt.Sprintf("%s/%s: %v", f.Index, f.ID, f.Reason))
+			t.Failures = append(t.Failures, fmt.Sprintf("%s/%s: %v", f.Index, f.ID, f.Cause))
 		}
 	}
 	if resp.Task.Cancelled && t.Error == "" {
@@ -245,12 +272,15 @@ func (c *Client) DocCount(ctx context.Context, index string) (int64, error) {
 }
 
 // ExtraIDs are the ids of documents in index that other lacks: a scroll over index's ids,
-// each page looked up in other.
+// each page counted in other, and looked up id by id only when other lacks some of them.
 func (c *Client) ExtraIDs(ctx context.Context, index, other string) ([]string, error) {
-	const page = 5000
+	const page = 10000 // index.max_result_window's default
 	type hits struct {
 		ScrollID string `json:"_scroll_id"`
 		Hits     struct {
+			Total struct {
+				Value int64 `json:"value"`
+			} `json:"total"`
 			Hits []Hit `json:"hits"`
 		} `json:"hits"`
 	}
@@ -269,17 +299,24 @@ func (c *Client) ExtraIDs(ctx context.Context, index, other string) ([]string, e
 		for i, h := range resp.Hits.Hits {
 			ids[i] = h.ID
 		}
-		found, err := c.Search(ctx, other, map[string]any{"size": len(ids), "_source": false, "query": map[string]any{"ids": map[string]any{"values": ids}}})
-		if err != nil {
+		query := map[string]any{"ids": map[string]any{"values": ids}}
+		var counted hits
+		if err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(other)+"/_search", map[string]any{"size": 0, "track_total_hits": true, "query": query}, &counted); err != nil {
 			return nil, err
 		}
-		have := make(map[string]bool, len(found.Hits))
-		for _, h := range found.Hits {
-			have[h.ID] = true
-		}
-		for _, id := range ids {
-			if !have[id] {
-				extra = append(extra, id)
+		if counted.Hits.Total.Value < int64(len(ids)) {
+			found, err := c.Search(ctx, other, map[string]any{"size": len(ids), "_source": false, "query": query})
+			if err != nil {
+				return nil, err
+			}
+			have := make(map[string]bool, len(found.Hits))
+			for _, h := range found.Hits {
+				have[h.ID] = true
+			}
+			for _, id := range ids {
+				if !have[id] {
+					extra = append(extra, id)
+				}
 			}
 		}
 		next := hits{}
