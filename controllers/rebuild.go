@@ -791,14 +791,32 @@ func (r *VectorIndexReconciler) dropUnservedTarget(ctx context.Context, run *ind
 	return run.osClient.DeleteIndex(ctx, index)
 }
 
-// abandonRebuild stops a rebuild before its swap: the copy is cancelled and a target that
-// never served is dropped (a reused previous index goes back to its write block).
-func (r *VectorIndexReconciler) abandonRebuild(ctx context.Context, run *indexRun, why string) error {
+// stopRebuild stops a rebuild under way for good (its VectorIndex is deleted): its copy
+// tasks are cancelled and a serving index it write-blocked takes writes again.
+func (r *VectorIndexReconciler) stopRebuild(ctx context.Context, run *indexRun) error {
 	rb := run.vi.Status.Rebuild
+	if rb == nil {
+		return nil
+	}
 	for _, task := range rb.Tasks {
 		if err := run.osClient.CancelTask(ctx, task); err != nil {
 			return err
 		}
+	}
+	if rb.Phase == v1alpha1.RebuildSwapping && rb.BlockedAt != nil {
+		if err := run.osClient.PutSettings(ctx, rb.Source, writeUnblock); err != nil && !opensearch.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// abandonRebuild stops a rebuild before its swap: the copy is cancelled and a target that
+// never served is dropped (a reused previous index goes back to its write block).
+func (r *VectorIndexReconciler) abandonRebuild(ctx context.Context, run *indexRun, why string) error {
+	rb := run.vi.Status.Rebuild
+	if err := r.stopRebuild(ctx, run); err != nil {
+		return err
 	}
 	if rb.ReusedPrevious {
 		if err := run.osClient.PutSettings(ctx, rb.Target, writeBlock); err != nil {

@@ -501,3 +501,51 @@ func TestRebuildSurvivesANodeRestartMidCopy(t *testing.T) {
 	}
 	t.Logf("rebuilt through the restart: %s → %s in %d passes", rb.Source, rb.Target, rb.Passes)
 }
+
+// TestDeletingAnIndexMidRebuildLeavesNothingBehind: a VectorIndex deleted (deletionPolicy
+// Delete) while its rebuild copies: the copy is cancelled before its target is deleted, so
+// no running _reindex creates the target again (OpenSearch auto-creates a missing bulk
+// target, with a dynamic mapping), and nothing named after the index is left.
+func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	c := osClient(t, url)
+	e.cluster("vectors", url)
+	vi := indexOf(e, "gone", v1alpha1.VectorField{Name: "embedding", Dimension: 8,
+		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](8)}}})
+	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, MaxDocsPerSecond: ptr.To[int32](1000)}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, _ := dataset.Generate(dataset.Spec{Count: 20000, Queries: 1, Dim: 8, Clusters: 1, Spread: 1, Seed: 53})
+	ingest(t, c, vi.Spec.IndexName, base)
+	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
+	e.eventually(time.Minute, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
+			return false, err.Error()
+		}
+		rb := vi.Status.Rebuild
+		return rb != nil && len(rb.Tasks) > 0 && rb.DocumentsCopied > 0, fmt.Sprintf("status.rebuild %+v", rb)
+	})
+	target := vi.Status.Rebuild.Target
+	if err := e.k8s.Delete(e.ctx, vi); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(time.Minute, func() (bool, string) {
+		return e.k8s.Get(e.ctx, clientKey(vi), vi) != nil, "VectorIndex still there"
+	})
+	time.Sleep(3 * time.Second) // a copy still running would have written into the target by now
+	for _, name := range []string{vi.Spec.IndexName, vi.Spec.IndexName + "-r1", target} {
+		if _, err := c.GetIndex(t.Context(), name); !opensearch.IsNotFound(err) {
+			t.Errorf("after deletion mid-rebuild %s still resolves: %v", name, err)
+		}
+	}
+	running, err := c.RunningReindexes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range running {
+		if strings.Contains(task.Description, vi.Spec.IndexName) {
+			t.Errorf("a copy still runs after the deletion: %s", task.Description)
+		}
+	}
+}

@@ -786,8 +786,13 @@ func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *in
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonIndexRetained, "Delete", "index %s is not managed by this object; left in place", run.name)
 		return nil
 	}
-	// The indexes of rebuilds (the one kept for a rollback, a target that never served)
-	// follow the policy first: the serving index goes last.
+	// A rebuild under way stops first (its copy would otherwise recreate a deleted target,
+	// and a Retained serving index must take writes again); then the indexes of rebuilds
+	// (the one kept for a rollback, a target that never served) follow the policy: the
+	// serving index goes last.
+	if err := r.stopRebuild(ctx, run); err != nil {
+		return err
+	}
 	for _, other := range rebuildIndexes(run.vi, live.Name) {
 		if err := r.applyPolicyTo(ctx, run, other, "VectorIndex deleted"); err != nil {
 			return err
