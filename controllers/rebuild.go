@@ -738,15 +738,8 @@ func (r *VectorIndexReconciler) expirePrevious(ctx context.Context, run *indexRu
 // Snapshot (whose final snapshot is of the serving index) delete it, Retain leaves it in
 // OpenSearch released from this object.
 func (r *VectorIndexReconciler) applyPolicyTo(ctx context.Context, run *indexRun, index, why string) error {
-	live, err := run.osClient.GetIndex(ctx, index)
-	if opensearch.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if owned, err := ownedIndex(ctx, run, index); !owned || err != nil {
 		return err
-	}
-	if !run.owns(live) || live.Name != index {
-		return nil
 	}
 	if run.vi.Spec.DeletionPolicy == v1alpha1.DeletionPolicyRetain {
 		if err := run.osClient.PutMeta(ctx, index, map[string]any{}); err != nil {
@@ -778,17 +771,23 @@ func rebuildIndexes(vi *v1alpha1.VectorIndex, serving string) []string {
 // dropUnservedTarget deletes a rebuild's target that never served clients: its documents
 // are copies of the serving index's.
 func (r *VectorIndexReconciler) dropUnservedTarget(ctx context.Context, run *indexRun, index string) error {
-	live, err := run.osClient.GetIndex(ctx, index)
-	if opensearch.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if owned, err := ownedIndex(ctx, run, index); !owned || err != nil {
 		return err
 	}
-	if !run.owns(live) || live.Name != index {
-		return nil
-	}
 	return run.osClient.DeleteIndex(ctx, index)
+}
+
+// ownedIndex says index exists under that very name (not as an alias) and is this
+// object's: the only kind a rebuild deletes or releases.
+func ownedIndex(ctx context.Context, run *indexRun, index string) (bool, error) {
+	live, err := run.osClient.GetIndex(ctx, index)
+	if opensearch.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return run.owns(live) && live.Name == index, nil
 }
 
 // stopRebuild stops a rebuild under way for good (its VectorIndex is deleted): its copy

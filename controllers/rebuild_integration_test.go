@@ -203,6 +203,31 @@ func (l *liveLoad) verify(t *testing.T) {
 	}
 }
 
+// waitRebuild waits until the object's status.rebuild satisfies done, and returns it.
+func (e *env) waitRebuild(vi *v1alpha1.VectorIndex, timeout time.Duration, done func(*v1alpha1.RebuildStatus) bool) *v1alpha1.RebuildStatus {
+	e.t.Helper()
+	e.eventually(timeout, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
+			return false, err.Error()
+		}
+		rb := vi.Status.Rebuild
+		return rb != nil && done(rb), fmt.Sprintf("status.rebuild %+v; conditions %+v", rb, vi.Status.Conditions)
+	})
+	return vi.Status.Rebuild
+}
+
+// copying: the copy runs and has copied something.
+func copying(rb *v1alpha1.RebuildStatus) bool {
+	return rb.Phase == v1alpha1.RebuildCopying && len(rb.Tasks) > 0 && rb.DocumentsCopied > 0
+}
+
+// ended says the rebuild of the object's current generation ended in phase.
+func ended(vi *v1alpha1.VectorIndex, phase string) func(*v1alpha1.RebuildStatus) bool {
+	return func(rb *v1alpha1.RebuildStatus) bool {
+		return rb.ObservedGeneration == vi.Generation && rb.Phase == phase
+	}
+}
+
 // TestBlueGreenRebuildUnderLoad: 50,000 vectors in two shards, a query loop and a writer
 // (new documents, overwrites, deletions) on the index's name throughout; the index is
 // created under BlueGreen, so behind its alias. (a) lucene m 16 → 32, with the operator
@@ -246,27 +271,14 @@ func TestBlueGreenRebuildUnderLoad(t *testing.T) {
 		e.t, e.ctx = t, t.Context()
 		e.k8s = testsupport.RunOperator(t, ns, "0", fastOptions)
 		e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) })
-		e.eventually(2*time.Minute, func() (bool, string) {
-			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
-				return false, err.Error()
-			}
-			rb := vi.Status.Rebuild
-			return rb != nil && rb.Phase == v1alpha1.RebuildCopying && len(rb.Tasks) > 0 && rb.DocumentsCopied > 0, fmt.Sprintf("status.rebuild %+v; conditions %+v", rb, vi.Status.Conditions)
-		})
+		e.waitRebuild(vi, 2*time.Minute, copying)
 		t.Logf("stopping the operator at %d of %d documents copied (tasks %v)", vi.Status.Rebuild.DocumentsCopied, vi.Status.Rebuild.DocumentsTotal, vi.Status.Rebuild.Tasks)
 	})
 	e.t, e.ctx = t, t.Context()
 	e.k8s = testsupport.RunOperator(t, ns, "0", fastOptions)
 	waitRebuild := func(phase string) *v1alpha1.RebuildStatus {
 		t.Helper()
-		e.eventually(4*time.Minute, func() (bool, string) {
-			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
-				return false, err.Error()
-			}
-			rb := vi.Status.Rebuild
-			return rb != nil && rb.ObservedGeneration == vi.Generation && rb.Phase == phase, fmt.Sprintf("status.rebuild %+v; conditions %+v", rb, vi.Status.Conditions)
-		})
-		return vi.Status.Rebuild
+		return e.waitRebuild(vi, 4*time.Minute, ended(vi, phase))
 	}
 	report := func(step string, rb *v1alpha1.RebuildStatus) {
 		during, m := load.p90Since(mark)
@@ -396,14 +408,7 @@ func TestAliasLessIndexAdoptsTheSchemeOnItsFirstRebuild(t *testing.T) {
 
 	wait := func() *v1alpha1.RebuildStatus {
 		t.Helper()
-		e.eventually(3*time.Minute, func() (bool, string) {
-			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
-				return false, err.Error()
-			}
-			rb := vi.Status.Rebuild
-			return rb != nil && rb.ObservedGeneration == vi.Generation && rb.Phase == v1alpha1.RebuildSucceeded, fmt.Sprintf("status.rebuild %+v", rb)
-		})
-		return vi.Status.Rebuild
+		return e.waitRebuild(vi, 3*time.Minute, ended(vi, v1alpha1.RebuildSucceeded))
 	}
 	e.update(vi, func() {
 		vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, Gate: v1alpha1.RebuildGate{MinRecall: "0.8", MaxLatencyRegressionPercent: 300, K: 10, SampleSize: 20}}
@@ -460,17 +465,7 @@ func TestRebuildSurvivesANodeRestartMidCopy(t *testing.T) {
 	ingest(t, c, vi.Spec.IndexName, base)
 
 	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
-	var lost []string
-	e.eventually(time.Minute, func() (bool, string) {
-		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
-			return false, err.Error()
-		}
-		rb := vi.Status.Rebuild
-		if rb != nil {
-			lost = slices.Clone(rb.Tasks)
-		}
-		return rb != nil && len(rb.Tasks) > 0 && rb.DocumentsCopied > 0, fmt.Sprintf("status.rebuild %+v", rb)
-	})
+	lost := slices.Clone(e.waitRebuild(vi, time.Minute, copying).Tasks)
 	t.Logf("restarting the node at %d of %d documents copied (tasks %v)", vi.Status.Rebuild.DocumentsCopied, vi.Status.Rebuild.DocumentsTotal, lost)
 	if err := node.Stop(); err != nil {
 		t.Fatal(err)
@@ -478,14 +473,7 @@ func TestRebuildSurvivesANodeRestartMidCopy(t *testing.T) {
 	if _, err := devenv.StartNode(testsupport.Root(t), "ctl-rebuild-restart", devenv.NodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(3*time.Minute, func() (bool, string) {
-		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
-			return false, err.Error()
-		}
-		rb := vi.Status.Rebuild
-		return rb != nil && rb.Phase == v1alpha1.RebuildSucceeded, fmt.Sprintf("status.rebuild %+v", rb)
-	})
-	rb := vi.Status.Rebuild
+	rb := e.waitRebuild(vi, 3*time.Minute, ended(vi, v1alpha1.RebuildSucceeded))
 	if slices.Equal(rb.Tasks, lost) {
 		t.Errorf("the rebuild still follows the tasks lost with the node: %v", lost)
 	}
@@ -519,14 +507,7 @@ func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
 	base, _ := dataset.Generate(dataset.Spec{Count: 20000, Queries: 1, Dim: 8, Clusters: 1, Spread: 1, Seed: 53})
 	ingest(t, c, vi.Spec.IndexName, base)
 	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
-	e.eventually(time.Minute, func() (bool, string) {
-		if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
-			return false, err.Error()
-		}
-		rb := vi.Status.Rebuild
-		return rb != nil && len(rb.Tasks) > 0 && rb.DocumentsCopied > 0, fmt.Sprintf("status.rebuild %+v", rb)
-	})
-	target := vi.Status.Rebuild.Target
+	target := e.waitRebuild(vi, time.Minute, copying).Target
 	if err := e.k8s.Delete(e.ctx, vi); err != nil {
 		t.Fatal(err)
 	}
