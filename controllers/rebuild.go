@@ -465,7 +465,7 @@ func (r *VectorIndexReconciler) gate(ctx context.Context, run *indexRun) steps.R
 			return steps.Done(fmt.Errorf("warming up %s: %w", index, err))
 		}
 	}
-	g := run.vi.Spec.Rebuild.Gate
+	g := gateOf(run.vi)
 	minRecall, _ := strconv.ParseFloat(g.MinRecall, 64)
 	check := rebuild.Gate{MinRecall: minRecall, MaxLatencyRegressionPercent: float64(g.MaxLatencyRegressionPercent)}
 	rb.Gate = nil
@@ -490,7 +490,7 @@ func (r *VectorIndexReconciler) gate(ctx context.Context, run *indexRun) steps.R
 		setGateCondition(run.vi, metav1.ConditionTrue, v1alpha1.ReasonRebuildGateFailed, msg)
 		r.Recorder.Eventf(run.vi, nil, corev1.EventTypeWarning, v1alpha1.ReasonRebuildGateFailed, "Rebuild", "%s", msg)
 		rb.Phase, rb.Message, rb.FinishedAt = v1alpha1.RebuildGateFailed, msg, ptr.To(metav1.Now())
-		if run.vi.Spec.Rebuild.OnGateFailure == v1alpha1.GateFailureDelete && !rb.ReusedPrevious {
+		if p := run.vi.Spec.Rebuild; p != nil && p.OnGateFailure == v1alpha1.GateFailureDelete && !rb.ReusedPrevious {
 			return steps.Done(r.dropUnservedTarget(ctx, run, rb.Target))
 		}
 		if rb.ReusedPrevious {
@@ -509,6 +509,15 @@ func (r *VectorIndexReconciler) gate(ctx context.Context, run *indexRun) steps.R
 // setGateCondition records the last gate's verdict (RebuildGateFailed).
 func setGateCondition(vi *v1alpha1.VectorIndex, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionRebuildGateFailed, Status: status, Reason: reason, Message: msg, ObservedGeneration: vi.Generation})
+}
+
+// gateOf is the spec's gate; the schema's defaults when spec.rebuild was removed while a
+// rebuild ran (it finishes: removing the strategy only refuses the next change).
+func gateOf(vi *v1alpha1.VectorIndex) v1alpha1.RebuildGate {
+	if p := vi.Spec.Rebuild; p != nil {
+		return p.Gate
+	}
+	return v1alpha1.RebuildGate{MinRecall: "0.9", MaxLatencyRegressionPercent: 50, K: 10, SampleSize: 100}
 }
 
 func gateSummary(results []v1alpha1.RebuildGateResult) string {

@@ -530,3 +530,32 @@ func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovingTheStrategyMidRebuildLetsItFinish: spec.rebuild removed while its rebuild
+// copies (the strategy only decides whether a change is accepted): the rebuild finishes
+// with the schema's gate, and the next build change is refused at admission.
+func TestRemovingTheStrategyMidRebuildLetsItFinish(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	c := osClient(t, url)
+	e.cluster("vectors", url)
+	vi := indexOf(e, "unset", v1alpha1.VectorField{Name: "embedding", Dimension: 8,
+		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](8)}}})
+	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, MaxDocsPerSecond: ptr.To[int32](1000)}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, _ := dataset.Generate(dataset.Spec{Count: 5000, Queries: 1, Dim: 8, Clusters: 1, Spread: 1, Seed: 59})
+	ingest(t, c, vi.Spec.IndexName, base)
+	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
+	e.waitRebuild(vi, time.Minute, copying)
+	e.update(vi, func() { vi.Spec.Rebuild = nil })
+	rb := e.waitRebuild(vi, 2*time.Minute, func(rb *v1alpha1.RebuildStatus) bool { return rb.Phase == v1alpha1.RebuildSucceeded })
+	if len(rb.Gate) != 1 || rb.Gate[0].Sample != 100 || rb.Gate[0].K != 10 {
+		t.Errorf("gate without spec.rebuild: %+v, want the schema's (100 queries, k 10)", rb.Gate)
+	}
+	e.waitIndexReady(vi)
+	vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](24)
+	if err := e.k8s.Update(e.ctx, vi); err == nil || !strings.Contains(err.Error(), "method.parameters.m is immutable unless spec.rebuild.strategy is BlueGreen") {
+		t.Errorf("a build change without the strategy: %v, want refused", err)
+	}
+}
