@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -45,6 +46,9 @@ func (r *SearchClusterReconciler) removeNodes(ctx context.Context, m *managedRun
 	switch removal.Action {
 	case rollout.RemovalDrain:
 		m.drain = append(m.drain, node.Name)
+		if why := r.stuckCopy(ctx, sc, r.clusterHealth(ctx, m), node.Name); why != "" {
+			sc.Status.ScaleDown.Message += "; " + why
+		}
 	case rollout.RemovalExcludeVote:
 		osClient, err := r.clusterAPIFor(ctx, sc)
 		if err != nil {
@@ -63,6 +67,33 @@ func (r *SearchClusterReconciler) removeNodes(ctx context.Context, m *managedRun
 		r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonNodeRemoved, "ScaleDown", "Removed %s: its shards and vote had moved to other nodes", node.Name)
 	}
 	return nil
+}
+
+// stuckCopy says why a started copy on a draining node does not move to another node (a
+// full disk, a copy of the shard there already, an allocation filter …), from OpenSearch's
+// allocation explanation of the first one; "" while the copies can move, and when
+// OpenSearch does not say (the drain's message stays as it is).
+func (r *SearchClusterReconciler) stuckCopy(ctx context.Context, sc *v1alpha1.SearchCluster, health rollout.Health, node string) string {
+	i := slices.IndexFunc(health.Shards, func(sh rollout.Shard) bool {
+		return sh.Node == node && sh.State == "STARTED" && sh.RelocatingTo == ""
+	})
+	if i < 0 {
+		return ""
+	}
+	sh := health.Shards[i]
+	number, err := strconv.Atoi(sh.Shard)
+	if err != nil {
+		return ""
+	}
+	osClient, err := r.clusterAPIFor(ctx, sc)
+	if err != nil {
+		return ""
+	}
+	why, err := osClient.StuckShard(ctx, sh.Index, number, sh.Primary, node)
+	if err != nil || why == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s cannot move: %s", sh.Index, sh.Shard, why)
 }
 
 // leavingNode is the next node to remove: the highest ordinal of the first pool, in spec

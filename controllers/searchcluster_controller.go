@@ -82,6 +82,7 @@ type clusterAPI interface {
 	SearchWeights(ctx context.Context, attribute string) (opensearch.SearchRouting, error)
 	PutSearchWeights(ctx context.Context, attribute string, weights map[string]string, version int64) error
 	DeleteSearchWeights(ctx context.Context, version int64) error
+	StuckShard(ctx context.Context, index string, shard int, primary bool, node string) (string, error)
 }
 
 // clusterAPIFor is the OpenSearch client of sc.

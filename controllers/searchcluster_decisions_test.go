@@ -43,6 +43,9 @@ type fakeCluster struct {
 	// routing is the weighted shard routing; weightPuts and weightDeletes count the writes.
 	routing                   opensearch.SearchRouting
 	weightPuts, weightDeletes int
+	// stuck answers StuckShard by "index/shard@node"; explained records the questions.
+	stuck     map[string]string
+	explained []string
 }
 
 func (f *fakeCluster) Info(context.Context) (opensearch.ClusterInfo, error) { return f.info, f.infoErr }
@@ -79,6 +82,11 @@ func (f *fakeCluster) PutSearchWeights(_ context.Context, _ string, w map[string
 	f.weightPuts++
 	f.routing = opensearch.SearchRouting{Weights: w, Version: version + 1}
 	return nil
+}
+func (f *fakeCluster) StuckShard(_ context.Context, index string, shard int, _ bool, node string) (string, error) {
+	key := fmt.Sprintf("%s/%d@%s", index, shard, node)
+	f.explained = append(f.explained, key)
+	return f.stuck[key], nil
 }
 func (f *fakeCluster) DeleteSearchWeights(context.Context, int64) error {
 	f.weightDeletes++
@@ -495,5 +503,34 @@ func TestManagedStepsAnswer(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(unreachable.sc.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != v1alpha1.ReasonUnreachable {
 		t.Errorf("Degraded = %+v, want Unreachable", c)
+	}
+}
+
+// TestStuckCopySaysWhy: a draining node's drain message says why its first started copy
+// does not move, as OpenSearch explains it; a copy already relocating, or one OpenSearch
+// says can move, adds nothing.
+func TestStuckCopySaysWhy(t *testing.T) {
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
+	for _, tc := range []struct {
+		name      string
+		shards    []rollout.Shard
+		stuck     map[string]string
+		want      string
+		explained []string
+	}{
+		{"stuck on a full disk",
+			[]rollout.Shard{{Index: "docs", Shard: "2", State: "STARTED", Node: "n1"}, {Index: "docs", Shard: "2", State: "STARTED", Node: "n0"}},
+			map[string]string{"docs/2@n1": "cannot move shard to another node; n0: [disk_threshold] the node is above the low watermark"},
+			"docs/2 cannot move: cannot move shard to another node; n0: [disk_threshold] the node is above the low watermark", []string{"docs/2@n1"}},
+		{"moving: nothing to add", []rollout.Shard{{Index: "docs", Shard: "0", State: "STARTED", Node: "n1"}}, nil, "", []string{"docs/0@n1"}},
+		{"relocating copies are moving already", []rollout.Shard{{Index: "docs", Shard: "0", State: "RELOCATING", Node: "n1", RelocatingTo: "n0"}}, nil, "", nil},
+		{"nothing on the node", []rollout.Shard{{Index: "docs", Shard: "0", State: "STARTED", Node: "n0"}}, nil, "", nil},
+	} {
+		f := &fakeCluster{stuck: tc.stuck}
+		r := reconcilerWith(f, sc.DeepCopy())
+		got := r.stuckCopy(context.Background(), sc, rollout.Health{Status: "green", Shards: tc.shards}, "n1")
+		if got != tc.want || !slices.Equal(f.explained, tc.explained) {
+			t.Errorf("%s: %q after asking about %v; want %q after %v", tc.name, got, f.explained, tc.want, tc.explained)
+		}
 	}
 }

@@ -26,6 +26,8 @@ var requestRules = []requestRule{
 	{http.MethodGet, "/_cluster/health", Permissions{Cluster: []string{"cluster:monitor/health"}}},
 	{http.MethodGet, "/_cluster/health/{index}", Permissions{Cluster: []string{"cluster:monitor/health"}}},
 	{http.MethodGet, "/_cluster/settings", Permissions{Cluster: []string{"cluster:monitor/state"}}},
+	// Why a draining node's shard copy does not move (the scale-down's message).
+	{http.MethodPost, "/_cluster/allocation/explain", Permissions{Cluster: []string{"cluster:monitor/allocation/explain"}}},
 	{http.MethodPut, "/_cluster/settings", Permissions{Cluster: []string{"cluster:admin/settings/update"}}},
 	{http.MethodGet, "/_cluster/state/{name}", Permissions{Cluster: []string{"cluster:monitor/state"}}},
 	{http.MethodPost, "/_cluster/voting_config_exclusions", Permissions{Cluster: []string{"cluster:admin/voting_config/add_exclusions"}}},

@@ -533,3 +533,57 @@ func (c *Client) SegmentFileBytes(ctx context.Context, name string) (map[string]
 	}
 	return out, nil
 }
+
+// StuckShard says why a started shard copy cannot leave its node, from the cluster
+// allocation explain API: empty when it can move (or may stay).
+func (c *Client) StuckShard(ctx context.Context, index string, shard int, primary bool, node string) (string, error) {
+	var resp struct {
+		CanMove         string `json:"can_move_to_other_node"`
+		MoveExplanation string `json:"move_explanation"`
+		Nodes           []struct {
+			Name     string    `json:"node_name"`
+			Deciders []Refusal `json:"deciders"`
+		} `json:"node_allocation_decisions"`
+	}
+	body := map[string]any{"index": index, "shard": shard, "primary": primary, "current_node": node}
+	if err := c.do(ctx, http.MethodPost, "/_cluster/allocation/explain", body, &resp); err != nil {
+		return "", err
+	}
+	var refusals []Refusal
+	for _, n := range resp.Nodes {
+		for _, d := range n.Deciders {
+			d.Node = n.Name
+			refusals = append(refusals, d)
+		}
+	}
+	return stuckReason(resp.CanMove, resp.MoveExplanation, refusals), nil
+}
+
+// Refusal is one allocation decider's answer for one node.
+type Refusal struct {
+	Node        string `json:"-"`
+	Decider     string `json:"decider"`
+	Decision    string `json:"decision"`
+	Explanation string `json:"explanation"`
+}
+
+// stuckReasonNodes is how many other nodes' refusals a stuck shard's reason names.
+const stuckReasonNodes = 2
+
+// stuckReason is a stuck copy's move explanation with the first refusal (NO) of each node
+// it could go to, for the first few nodes; "" when the copy can move.
+func stuckReason(canMove, explanation string, refusals []Refusal) string {
+	if canMove != "no" {
+		return ""
+	}
+	parts := []string{explanation}
+	seen := map[string]bool{}
+	for _, r := range refusals {
+		if r.Decision != "NO" || seen[r.Node] || len(seen) == stuckReasonNodes {
+			continue
+		}
+		seen[r.Node] = true
+		parts = append(parts, fmt.Sprintf("%s: [%s] %s", r.Node, r.Decider, r.Explanation))
+	}
+	return strings.Join(parts, "; ")
+}
