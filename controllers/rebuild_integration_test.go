@@ -559,3 +559,53 @@ func TestRemovingTheStrategyMidRebuildLetsItFinish(t *testing.T) {
 		t.Errorf("a build change without the strategy: %v, want refused", err)
 	}
 }
+
+// TestRebuildCarriesOtherBuildChanges: a rebuild for each other kind of build change — the
+// shard count, the space, and the mode with compression (float in memory → 8x on disk) —
+// ends with the alias on an index that has it and every document.
+func TestRebuildCarriesOtherBuildChanges(t *testing.T) {
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	c := osClient(t, url)
+	e.cluster("vectors", url)
+	const docs = 3000
+	vi := indexOf(e, "other", v1alpha1.VectorField{Name: "embedding", Dimension: 16})
+	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, Gate: v1alpha1.RebuildGate{MinRecall: "0.5", MaxLatencyRegressionPercent: 1000, K: 10, SampleSize: 20}}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, _ := dataset.Generate(dataset.Spec{Count: docs, Queries: 1, Dim: 16, Clusters: 1, Spread: 1, Seed: 61})
+	ingest(t, c, vi.Spec.IndexName, base)
+	for _, tc := range []struct {
+		name   string
+		change func(*v1alpha1.VectorIndexSpec)
+		check  func(*opensearch.Index) string
+	}{
+		{"shards 1 → 3", func(s *v1alpha1.VectorIndexSpec) { s.Shards = 3 },
+			func(idx *opensearch.Index) string { return idx.Settings["index.number_of_shards"] }},
+		{"l2 → innerproduct", func(s *v1alpha1.VectorIndexSpec) { s.Fields[0].SpaceType = "innerproduct" },
+			func(idx *opensearch.Index) string {
+				return fmt.Sprint(property(t, idx, "embedding")["method"].(map[string]any)["space_type"])
+			}},
+		{"in_memory → on_disk 8x", func(s *v1alpha1.VectorIndexSpec) { s.Fields[0].Mode, s.Fields[0].CompressionLevel = "on_disk", "8x" },
+			func(idx *opensearch.Index) string {
+				p := property(t, idx, "embedding")
+				return fmt.Sprint(p["mode"], " ", p["compression_level"])
+			}},
+	} {
+		e.update(vi, func() { tc.change(&vi.Spec) })
+		rb := e.waitRebuild(vi, 2*time.Minute, ended(vi, v1alpha1.RebuildSucceeded))
+		live := liveIndex(t, c, vi.Spec.IndexName)
+		n, err := c.DocCount(t.Context(), vi.Spec.IndexName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s → %s, gate %s, serving index has %s, %d documents", tc.name, rb.Source, rb.Target, gateText(rb.Gate), tc.check(live), n)
+		if live.Name != rb.Target || n != docs {
+			t.Errorf("%s: %s serves %s with %d documents, want %s with %d", tc.name, vi.Spec.IndexName, live.Name, n, rb.Target, docs)
+		}
+	}
+	if got := liveIndex(t, c, vi.Spec.IndexName); got.Settings["index.number_of_shards"] != "3" ||
+		fmt.Sprint(property(t, got, "embedding")["method"].(map[string]any)["space_type"]) != "innerproduct" {
+		t.Errorf("the last index lost an earlier change: shards %s, method %v", got.Settings["index.number_of_shards"], property(t, got, "embedding")["method"])
+	}
+}
