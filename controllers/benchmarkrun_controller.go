@@ -36,7 +36,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/status,verbs=get;update
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete

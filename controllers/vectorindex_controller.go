@@ -40,7 +40,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
-// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/status,verbs=get;update
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=vectorindices/finalizers,verbs=update
 
