@@ -490,24 +490,33 @@ func TestRebuildSurvivesANodeRestartMidCopy(t *testing.T) {
 	t.Logf("rebuilt through the restart: %s → %s in %d passes", rb.Source, rb.Target, rb.Passes)
 }
 
+// copyingRebuild is a BlueGreen index of docs 8-d vectors whose m 8 → 16 rebuild is
+// copying (throttled to 1,000 documents/s) when it returns.
+func copyingRebuild(t *testing.T, name string, docs int, seed uint64) (*env, *opensearch.Client, *v1alpha1.VectorIndex) {
+	t.Helper()
+	e := startOperator(t)
+	url := testsupport.OpenSearchURL(t)
+	c := osClient(t, url)
+	e.cluster("vectors", url)
+	vi := indexOf(e, name, v1alpha1.VectorField{Name: "embedding", Dimension: 8,
+		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](8)}}})
+	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, MaxDocsPerSecond: ptr.To[int32](1000)}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	base, _ := dataset.Generate(dataset.Spec{Count: docs, Queries: 1, Dim: 8, Clusters: 1, Spread: 1, Seed: seed})
+	ingest(t, c, vi.Spec.IndexName, base)
+	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
+	e.waitRebuild(vi, time.Minute, copying)
+	return e, c, vi
+}
+
 // TestDeletingAnIndexMidRebuildLeavesNothingBehind: a VectorIndex deleted (deletionPolicy
 // Delete) while its rebuild copies: the copy is cancelled before its target is deleted, so
 // no running _reindex creates the target again (OpenSearch auto-creates a missing bulk
 // target, with a dynamic mapping), and nothing named after the index is left.
 func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
-	e := startOperator(t)
-	url := testsupport.OpenSearchURL(t)
-	c := osClient(t, url)
-	e.cluster("vectors", url)
-	vi := indexOf(e, "gone", v1alpha1.VectorField{Name: "embedding", Dimension: 8,
-		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](8)}}})
-	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, MaxDocsPerSecond: ptr.To[int32](1000)}
-	e.create(vi)
-	e.waitIndexReady(vi)
-	base, _ := dataset.Generate(dataset.Spec{Count: 20000, Queries: 1, Dim: 8, Clusters: 1, Spread: 1, Seed: 53})
-	ingest(t, c, vi.Spec.IndexName, base)
-	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
-	target := e.waitRebuild(vi, time.Minute, copying).Target
+	e, c, vi := copyingRebuild(t, "gone", 20000, 53)
+	target := vi.Status.Rebuild.Target
 	if err := e.k8s.Delete(e.ctx, vi); err != nil {
 		t.Fatal(err)
 	}
@@ -535,19 +544,7 @@ func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
 // copies (the strategy only decides whether a change is accepted): the rebuild finishes
 // with the schema's gate, and the next build change is refused at admission.
 func TestRemovingTheStrategyMidRebuildLetsItFinish(t *testing.T) {
-	e := startOperator(t)
-	url := testsupport.OpenSearchURL(t)
-	c := osClient(t, url)
-	e.cluster("vectors", url)
-	vi := indexOf(e, "unset", v1alpha1.VectorField{Name: "embedding", Dimension: 8,
-		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](8)}}})
-	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen, MaxDocsPerSecond: ptr.To[int32](1000)}
-	e.create(vi)
-	e.waitIndexReady(vi)
-	base, _ := dataset.Generate(dataset.Spec{Count: 5000, Queries: 1, Dim: 8, Clusters: 1, Spread: 1, Seed: 59})
-	ingest(t, c, vi.Spec.IndexName, base)
-	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
-	e.waitRebuild(vi, time.Minute, copying)
+	e, _, vi := copyingRebuild(t, "unset", 5000, 59)
 	e.update(vi, func() { vi.Spec.Rebuild = nil })
 	rb := e.waitRebuild(vi, 2*time.Minute, func(rb *v1alpha1.RebuildStatus) bool { return rb.Phase == v1alpha1.RebuildSucceeded })
 	if len(rb.Gate) != 1 || rb.Gate[0].Sample != 100 || rb.Gate[0].K != 10 {
