@@ -365,7 +365,7 @@ func exportResults(run *v1alpha1.BenchmarkRun) {
 	index := run.Spec.IndexRef.Name
 	for _, v := range run.Status.Variants {
 		if ratio, err := strconv.ParseFloat(v.QPSRatio, 64); err == nil {
-			metrics.BenchmarkVariantQPSRatio.WithLabelValues(run.Namespace, index, run.Name, v.Name, orUnknown(v.SIMD), orUnknown(v.LuceneVector)).Set(ratio)
+			metrics.BenchmarkVariantQPSRatio.WithLabelValues(run.Namespace, index, run.Name, v.Name, orUnknown(v.SIMD), orUnknown(v.LuceneVector), orUnknown(v.FaissLibrary)).Set(ratio)
 		}
 	}
 	for _, r := range run.Status.Representations {
@@ -425,7 +425,7 @@ func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Wor
 	if err != nil {
 		return benchrun.Result{}, err
 	}
-	res := benchrun.Result{Engine: "vectorpilot", RecallValid: recall, CPUValid: true}
+	res := benchrun.Result{Engine: "vectorpilot", KNNEngine: w.Engine, RecallValid: recall, CPUValid: true}
 	for _, v := range w.Variants {
 		observed, err := benchrun.ObserveVariant(ctx, osClient, w.Index, v)
 		if err != nil {

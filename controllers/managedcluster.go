@@ -522,7 +522,7 @@ func observeVariants(sc *v1alpha1.SearchCluster, obs poolObservation, nodes []op
 			} else if cpu, detected = obs.cpu[n.Name]; !detected {
 				cpu = simd.Unknown
 			}
-			levels = append(levels, simd.Loaded(cpu, func(s string) bool { return slices.Contains(n.Disabled, s) }))
+			levels = append(levels, simd.Loaded(cpu, n.Disabled))
 			vectors = append(vectors, simd.LuceneVector(n.JVMArguments, cpu))
 		}
 		pool.OpenSearchNodes = ptr.To(int32(len(levels)))

@@ -272,6 +272,12 @@ type BenchmarkVariantResult struct {
 	// panama-256, panama-512, mixed.
 	// +optional
 	LuceneVector string `json:"luceneVector,omitempty"`
+	// faissLibrary is the faiss library variant the nodes load for faiss fields
+	// (generic, avx2, avx512, avx512_spr), as the k-NN plugin chooses it from their CPU and
+	// their knn.faiss.<level>.disabled settings; mixed when they differ. The SearchCluster's
+	// status.pools[].faissLibrary is the library each node logged loading.
+	// +optional
+	FaissLibrary string `json:"faissLibrary,omitempty"`
 	// qpsRatio is the geometric mean, over the cells both measured, of this variant's
 	// throughput over the first variant's (1.10 = 10 % more); p90Ratio likewise of its p90
 	// over the first's (0.90 = 10 % faster).

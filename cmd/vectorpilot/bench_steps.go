@@ -142,7 +142,7 @@ func newBenchStepCommands() []*cobra.Command {
 				return err
 			}
 			recall := s.w.Load != "Never"
-			step := benchrun.StepCell{}
+			step := benchrun.StepCell{KNNEngine: s.w.Engine}
 			if s.variant.Nodes != "" {
 				observed, err := benchrun.ObserveVariant(cmd.Context(), c, s.w.Index, s.variant)
 				if err != nil {

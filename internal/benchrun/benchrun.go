@@ -25,7 +25,9 @@ import (
 // Workload is a run's workload resolved against its index.
 type Workload struct {
 	Index, Field string
-	Dim          int
+	// Engine is the field's k-NN engine.
+	Engine string
+	Dim    int
 	// L2 says exact neighbours by L2 distance are the index's own notion of nearest, so
 	// recall against them means something.
 	L2        bool
@@ -58,7 +60,7 @@ func Resolve(run *v1alpha1.BenchmarkRun, vi *v1alpha1.VectorIndex) (Workload, er
 		return Workload{}, fmt.Errorf("field %s has data type %s: the benchmark datasets are float vectors", field.Name, field.DataType)
 	}
 	w := Workload{
-		Index: vi.OpenSearchIndexName(), Field: field.Name, Dim: int(field.Dimension), L2: field.SpaceType == "l2",
+		Index: vi.OpenSearchIndexName(), Field: field.Name, Engine: field.Engine, Dim: int(field.Dimension), L2: field.SpaceType == "l2",
 		Load: wl.Load, K: int(wl.K), Warmup: wl.Warmup.Duration, Duration: wl.Duration.Duration,
 		Variants: Variants(run.Spec.Variants), Shards: int(vi.Spec.Shards),
 	}
@@ -284,6 +286,8 @@ type Result struct {
 	CPUValid bool
 	// Variants are the compared configurations as their nodes reported them.
 	Variants []v1alpha1.BenchmarkVariantResult
+	// KNNEngine is the measured field's engine: its distance code is what variants compare.
+	KNNEngine string
 	// Representations are the representation sweep's results.
 	Representations []bench.RepresentationResult
 }
@@ -316,7 +320,7 @@ func (r Result) Apply(run *v1alpha1.BenchmarkRun, params autotune.Params) error 
 	}
 	if len(r.Variants) > 0 {
 		status.Variants = slices.Clone(r.Variants)
-		status.SIMDRecommendation = CompareVariants(status.Variants, r.Cells)
+		status.SIMDRecommendation = CompareVariants(status.Variants, r.Cells, r.KNNEngine)
 	} else if r.CPUValid {
 		slices.Sort(levels)
 		table.Cores, table.Segments = r.Cores, r.Segments

@@ -23,6 +23,8 @@ type StepCell struct {
 	CPUValid bool `json:"cpuValid"`
 	// VariantNodes is the cell's variant as its nodes reported it, for a run with variants.
 	VariantNodes *v1alpha1.BenchmarkVariantResult `json:"variantNodes,omitempty"`
+	// KNNEngine is the measured field's engine.
+	KNNEngine string `json:"knnEngine,omitempty"`
 }
 
 // ParseCells reads the measure steps' cells. Argo aggregates a fanned-out step's output
@@ -43,7 +45,7 @@ func ParseCells(cells, engine string) (Result, error) {
 			return res, fmt.Errorf("--cells[%d]: %w", i, err)
 		}
 		res.Cells = append(res.Cells, c.Cell)
-		res.Cores, res.Segments = c.Cores, c.Segments
+		res.Cores, res.Segments, res.KNNEngine = c.Cores, c.Segments, c.KNNEngine
 		res.RecallValid = res.RecallValid && c.RecallValid
 		res.CPUValid = res.CPUValid && c.CPUValid
 		if v := c.VariantNodes; v != nil && !slices.ContainsFunc(res.Variants, func(o v1alpha1.BenchmarkVariantResult) bool { return o.Name == v.Name }) {

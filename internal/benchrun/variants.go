@@ -36,30 +36,19 @@ type VariantError struct{ Message string }
 func (e *VariantError) Error() string { return e.Message }
 
 // ObserveVariant reads what a variant's nodes run (the level their pool asked for, their
-// CPU's, the vector code their JVM options give Lucene) and checks they hold a started copy
-// of every shard of the index, so its queries are served by them alone.
+// CPU's, the vector code their JVM options give Lucene, the faiss library their CPU and
+// settings make the k-NN plugin load) and checks they hold a started copy of every shard
+// of the index, so its queries are served by them alone. The faiss library stays empty
+// when a node does not say what its CPU has: the plugin's own CPU check decides then.
 func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v bench.Variant) (v1alpha1.BenchmarkVariantResult, error) {
-	out := v1alpha1.BenchmarkVariantResult{Name: v.Name, Nodes: v.Nodes}
 	nodes, err := c.NodeVariants(ctx, v.Nodes)
 	if err != nil {
-		return out, err
+		return v1alpha1.BenchmarkVariantResult{Name: v.Name, Nodes: v.Nodes}, err
 	}
 	if len(nodes) == 0 {
-		return out, &VariantError{fmt.Sprintf("variant %s: no node matches %q", v.Name, v.Nodes)}
+		return v1alpha1.BenchmarkVariantResult{Name: v.Name, Nodes: v.Nodes}, &VariantError{fmt.Sprintf("variant %s: no node matches %q", v.Name, v.Nodes)}
 	}
-	var asked, cpus, vectors []string
-	for _, n := range nodes {
-		out.NodeNames = append(out.NodeNames, n.Name)
-		cpu := n.Attributes[managed.CPUAttribute]
-		if cpu != "" {
-			cpus = append(cpus, cpu)
-		}
-		if a := n.Attributes[managed.SIMDAttribute]; a != "" {
-			asked = append(asked, a)
-		}
-		vectors = append(vectors, simd.LuceneVector(n.JVMArguments, cpu))
-	}
-	out.SIMD, out.CPUSIMD, out.LuceneVector = simd.Same(asked), simd.Common(cpus), simd.Same(vectors)
+	out := describeVariant(v, nodes)
 	copies, err := c.Shards(ctx)
 	if err != nil {
 		return out, err
@@ -70,6 +59,29 @@ func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v b
 			v.Name, strings.Join(out.NodeNames, ","), strings.Join(missing, ","), index)}
 	}
 	return out, nil
+}
+
+// describeVariant is what a variant's nodes say they run.
+func describeVariant(v bench.Variant, nodes []opensearch.NodeVariant) v1alpha1.BenchmarkVariantResult {
+	out := v1alpha1.BenchmarkVariantResult{Name: v.Name, Nodes: v.Nodes}
+	var asked, cpus, vectors, faiss []string
+	for _, n := range nodes {
+		out.NodeNames = append(out.NodeNames, n.Name)
+		cpu := n.Attributes[managed.CPUAttribute]
+		if cpu != "" {
+			cpus = append(cpus, cpu)
+			faiss = append(faiss, simd.FaissVariant(simd.Loaded(cpu, n.Disabled)))
+		}
+		if a := n.Attributes[managed.SIMDAttribute]; a != "" {
+			asked = append(asked, a)
+		}
+		vectors = append(vectors, simd.LuceneVector(n.JVMArguments, cpu))
+	}
+	out.SIMD, out.CPUSIMD, out.LuceneVector = simd.Same(asked), simd.Common(cpus), simd.Same(vectors)
+	if len(faiss) == len(nodes) {
+		out.FaissLibrary = simd.Same(faiss)
+	}
+	return out
 }
 
 // shardsWithoutCopy are the index's shards with no started copy on the nodes.
@@ -101,8 +113,9 @@ const minSIMDGain = 0.05
 // CompareVariants sets each variant's ratios against the first one (the geometric mean
 // over the slice × client cells both measured) and recommends the SIMD level: the best
 // variant's, unless a variant whose level is on more instance families is within
-// minSIMDGain of its throughput. It recommends nothing for fewer than two variants.
-func CompareVariants(variants []v1alpha1.BenchmarkVariantResult, cells []bench.Cell) *v1alpha1.BenchmarkSIMDRecommendation {
+// minSIMDGain of its throughput. It recommends nothing for fewer than two variants. The
+// reason names the distance code the measured field's engine ran on each variant's nodes.
+func CompareVariants(variants []v1alpha1.BenchmarkVariantResult, cells []bench.Cell, engine string) *v1alpha1.BenchmarkSIMDRecommendation {
 	if len(variants) < 2 {
 		return nil
 	}
@@ -161,13 +174,35 @@ func CompareVariants(variants []v1alpha1.BenchmarkVariantResult, cells []bench.C
 	case rec.Level == "":
 		rec.Reason = fmt.Sprintf("variant %s has the highest throughput (%.2f× variant %s); its nodes carry no SIMD attributes, so no level can be named", v.Name, qps[choice], variants[0].Name)
 	case choice == best:
-		rec.Reason = fmt.Sprintf("variant %s (%s, %s) has the highest throughput: %.2f× variant %s; no variant on more instance families came within %.0f%% of it",
-			v.Name, rec.Level, v.LuceneVector, qps[choice], variants[0].Name, minSIMDGain*100)
+		rec.Reason = fmt.Sprintf("variant %s (%s) has the highest throughput: %.2f× variant %s; no variant on more instance families came within %.0f%% of it",
+			v.Name, runs(v, engine), qps[choice], variants[0].Name, minSIMDGain*100)
 	default:
-		rec.Reason = fmt.Sprintf("variant %s (%s, %s) is within %.0f%% of the fastest, variant %s (%s, %.2f× against %.2f× variant %s), and runs on more instance families",
-			v.Name, rec.Level, v.LuceneVector, minSIMDGain*100, variants[best].Name, level(variants[best]), qps[best], qps[choice], variants[0].Name)
+		rec.Reason = fmt.Sprintf("variant %s (%s) is within %.0f%% of the fastest, variant %s (%s, %.2f× against %.2f× variant %s), and runs on more instance families",
+			v.Name, runs(v, engine), minSIMDGain*100, variants[best].Name, runs(variants[best], engine), qps[best], qps[choice], variants[0].Name)
 	}
 	return rec
+}
+
+// runs is what a variant's nodes ran the engine's distances with: its level and the faiss
+// library or Lucene's vector code.
+func runs(v v1alpha1.BenchmarkVariantResult, engine string) string {
+	code := ""
+	switch engine {
+	case "faiss":
+		code = "faiss library " + orUnobserved(v.FaissLibrary)
+	case "lucene":
+		code = "Lucene " + orUnobserved(v.LuceneVector)
+	default:
+		return level(v)
+	}
+	return level(v) + ", " + code
+}
+
+func orUnobserved(s string) string {
+	if s == "" {
+		return "unobserved"
+	}
+	return s
 }
 
 // level is the SIMD level a variant's nodes run: the level their pool asked for, or their

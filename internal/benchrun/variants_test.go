@@ -31,12 +31,13 @@ func TestVariantsPinPoolsByTheirAttribute(t *testing.T) {
 // against the first variant; the recommendation is the fastest variant's level unless a
 // level on more instance families comes within 5 %.
 func TestCompareVariants(t *testing.T) {
-	spr := v1alpha1.BenchmarkVariantResult{Name: "spr", SIMD: "avx512_spr", CPUSIMD: "avx512_spr", LuceneVector: "panama-512"}
-	avx2 := v1alpha1.BenchmarkVariantResult{Name: "avx2", SIMD: "avx2", CPUSIMD: "avx512_spr", LuceneVector: "panama-256"}
+	spr := v1alpha1.BenchmarkVariantResult{Name: "spr", SIMD: "avx512_spr", CPUSIMD: "avx512_spr", LuceneVector: "panama-512", FaissLibrary: "avx512_spr"}
+	avx2 := v1alpha1.BenchmarkVariantResult{Name: "avx2", SIMD: "avx2", CPUSIMD: "avx512_spr", LuceneVector: "panama-256", FaissLibrary: "avx2"}
 	auto := v1alpha1.BenchmarkVariantResult{Name: "auto", SIMD: "auto", CPUSIMD: "avx512", LuceneVector: "panama-512"}
 	bare := v1alpha1.BenchmarkVariantResult{Name: "bare"}
 	cases := []struct {
 		name           string
+		engine         string
 		variants       []v1alpha1.BenchmarkVariantResult
 		cells          []bench.Cell
 		wantRatios     []string
@@ -46,10 +47,33 @@ func TestCompareVariants(t *testing.T) {
 	}{
 		{
 			name:     "the wide level pays: recommended",
+			engine:   "lucene",
 			variants: []v1alpha1.BenchmarkVariantResult{avx2, spr},
 			cells: []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 130, 8), cell("avx2", 1, 2, 150, 14), cell("spr", 1, 2, 195, 11.2),
 				cell("spr", 4, 1, 500, 1)}, // measured by one variant only: not compared
-			wantRatios: []string{"1.000", "1.300"}, wantVariant: "spr", wantLevel: "avx512_spr", reasonContains: "highest throughput: 1.30×",
+			wantRatios: []string{"1.000", "1.300"}, wantVariant: "spr", wantLevel: "avx512_spr", reasonContains: "variant spr (avx512_spr, Lucene panama-512) has the highest throughput: 1.30×",
+		},
+		{
+			name:       "a faiss field: the faiss library each variant loaded",
+			engine:     "faiss",
+			variants:   []v1alpha1.BenchmarkVariantResult{avx2, spr},
+			cells:      []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 140, 8)},
+			wantRatios: []string{"1.000", "1.400"}, wantVariant: "spr", wantLevel: "avx512_spr", reasonContains: "variant spr (avx512_spr, faiss library avx512_spr) has the highest",
+		},
+		{
+			name:       "a faiss field, the broader level within 5 %: both libraries named",
+			engine:     "faiss",
+			variants:   []v1alpha1.BenchmarkVariantResult{spr, avx2},
+			cells:      []bench.Cell{cell("spr", 1, 1, 100, 10), cell("avx2", 1, 1, 98, 10.1)},
+			wantRatios: []string{"1.000", "0.980"}, wantVariant: "avx2", wantLevel: "avx2",
+			reasonContains: "variant avx2 (avx2, faiss library avx2) is within 5% of the fastest, variant spr (avx512_spr, faiss library avx512_spr, ",
+		},
+		{
+			name:       "a faiss field on nodes that do not say their CPU",
+			engine:     "faiss",
+			variants:   []v1alpha1.BenchmarkVariantResult{{Name: "a", SIMD: "avx2"}, {Name: "b", SIMD: "avx512"}},
+			cells:      []bench.Cell{cell("a", 1, 1, 100, 10), cell("b", 1, 1, 120, 9)},
+			wantRatios: []string{"1.000", "1.200"}, wantVariant: "b", wantLevel: "avx512", reasonContains: "(avx512, faiss library unobserved)",
 		},
 		{
 			name:       "the wide level gains under 5 %: the broader level",
@@ -78,7 +102,7 @@ func TestCompareVariants(t *testing.T) {
 	}
 	for _, c := range cases {
 		variants := slices.Clone(c.variants)
-		rec := CompareVariants(variants, c.cells)
+		rec := CompareVariants(variants, c.cells, c.engine)
 		var ratios []string
 		for _, v := range variants {
 			ratios = append(ratios, v.QPSRatio)
@@ -93,14 +117,56 @@ func TestCompareVariants(t *testing.T) {
 			t.Errorf("%s: a named level must list its instance families", c.name)
 		}
 	}
-	if rec := CompareVariants([]v1alpha1.BenchmarkVariantResult{spr}, []bench.Cell{cell("spr", 1, 1, 1, 1)}); rec != nil {
+	if rec := CompareVariants([]v1alpha1.BenchmarkVariantResult{spr}, []bench.Cell{cell("spr", 1, 1, 1, 1)}, "faiss"); rec != nil {
 		t.Errorf("one variant compares with nothing, got %+v", rec)
 	}
 	// The p90 ratio is the variant's p90 over the first's: 0.8 = 20 % faster.
 	v := []v1alpha1.BenchmarkVariantResult{avx2, spr}
-	CompareVariants(v, []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 125, 8)})
+	CompareVariants(v, []bench.Cell{cell("avx2", 1, 1, 100, 10), cell("spr", 1, 1, 125, 8)}, "faiss")
 	if v[1].P90Ratio != "0.800" {
 		t.Errorf("p90 ratio %s, want 0.800", v[1].P90Ratio)
+	}
+}
+
+// TestDescribeVariant: a variant is what its nodes report — the level asked, the CPU's,
+// Lucene's vector code and the faiss library the plugin picks from the CPU and the
+// knn.faiss.*.disabled settings —, empty where a node does not tell.
+func TestDescribeVariant(t *testing.T) {
+	node := func(name, cpu, asked string, disabled ...string) opensearch.NodeVariant {
+		attrs := map[string]string{}
+		if cpu != "" {
+			attrs["vectorpilot_cpu"] = cpu
+		}
+		if asked != "" {
+			attrs["vectorpilot_simd"] = asked
+		}
+		return opensearch.NodeVariant{Name: name, Attributes: attrs, Disabled: disabled,
+			JVMArguments: []string{"--add-modules=jdk.incubator.vector"}}
+	}
+	v := bench.Variant{Name: "v", Nodes: "vectorpilot_pool:p"}
+	for _, c := range []struct {
+		name                        string
+		nodes                       []opensearch.NodeVariant
+		simd, cpu, lucene, faissLib string
+	}{
+		{"a pool asking for avx2 on an avx512 CPU", []opensearch.NodeVariant{
+			node("p-0", "avx512", "avx2", "knn.faiss.avx512.disabled", "knn.faiss.avx512_spr.disabled"),
+			node("p-1", "avx512", "avx2", "knn.faiss.avx512.disabled", "knn.faiss.avx512_spr.disabled")},
+			"avx2", "avx512", "panama-512", "avx2"},
+		{"nothing disabled: the CPU's best", []opensearch.NodeVariant{node("p-0", "avx512", "auto")}, "auto", "avx512", "panama-512", "avx512"},
+		{"every SIMD library disabled", []opensearch.NodeVariant{node("p-0", "avx2", "", "knn.faiss.avx2.disabled", "knn.faiss.avx512.disabled", "knn.faiss.avx512_spr.disabled")},
+			"", "avx2", "panama-256", "generic"},
+		{"arm64 loads the generic faiss", []opensearch.NodeVariant{node("p-0", "neon", "neon")}, "neon", "neon", "panama-128", "generic"},
+		{"nodes disagree", []opensearch.NodeVariant{node("p-0", "avx512", ""), node("p-1", "avx512", "", "knn.faiss.avx512.disabled")},
+			"", "avx512", "panama-512", "mixed"},
+		{"a node that does not say its CPU", []opensearch.NodeVariant{node("p-0", "avx512", ""), node("x", "", "")},
+			"", "avx512", "mixed", ""},
+	} {
+		got := describeVariant(v, c.nodes)
+		if got.SIMD != c.simd || got.CPUSIMD != c.cpu || got.LuceneVector != c.lucene || got.FaissLibrary != c.faissLib || len(got.NodeNames) != len(c.nodes) {
+			t.Errorf("%s: got simd %q cpu %q lucene %q faiss %q nodes %v, want %q %q %q %q", c.name, got.SIMD, got.CPUSIMD, got.LuceneVector, got.FaissLibrary, got.NodeNames,
+				c.simd, c.cpu, c.lucene, c.faissLib)
+		}
 	}
 }
 

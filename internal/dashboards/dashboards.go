@@ -146,7 +146,7 @@ func benchmark() *dashboard.DashboardBuilder {
 		WithPanel(series("Node CPU by slices and clients", "percent", "Measured node CPU per cell.", 12,
 			query(`vectorpilot_benchmark_cpu_percent`+b, "{{index}} slices={{slices}} clients={{clients}}"))).
 		WithPanel(series("SIMD variants: throughput against the first variant", "short", "Per BenchmarkRun with variants: each variant's throughput over its first variant's (1.2 = 20 % more), with the SIMD level its pool asked for and Lucene's vector code.", 8,
-			query(`vectorpilot_benchmark_variant_qps_ratio`+b, "{{run}} {{variant}} ({{simd}}, {{lucene_vector}})"))).
+			query(`vectorpilot_benchmark_variant_qps_ratio`+b, "{{run}} {{variant}} ({{simd}}, Lucene {{lucene_vector}}, faiss {{faiss_library}})"))).
 		WithPanel(series("Representations: recall@k", "percentunit", "Per BenchmarkRun with representations: recall against the exact float neighbours, at one client.", 8,
 			query(`vectorpilot_benchmark_representation_recall`+b, "{{run}} {{representation}}"))).
 		WithPanel(series("Representations: hot bytes per document", "bytes", "Graph and scored vectors an HNSW search keeps in memory per document.", 8,

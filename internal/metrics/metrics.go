@@ -109,7 +109,7 @@ var (
 	BenchmarkVariantQPSRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "vectorpilot_benchmark_variant_qps_ratio",
 		Help: "Throughput of a BenchmarkRun variant over its first variant's (geometric mean over the cells both measured).",
-	}, []string{"namespace", "index", "run", "variant", "simd", "lucene_vector"})
+	}, []string{"namespace", "index", "run", "variant", "simd", "lucene_vector", "faiss_library"})
 	BenchmarkRepresentationRecall = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "vectorpilot_benchmark_representation_recall",
 		Help: "recall@k of a vector representation a BenchmarkRun measured, against the exact float neighbours, at one client.",

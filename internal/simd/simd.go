@@ -284,16 +284,17 @@ const Generic = "generic"
 
 // Loaded is the k-NN library variant a node loads, chosen as the plugin chooses it at start:
 // the best x86 variant the node's CPU has (cpu, a level Observe returns) whose setting is not
-// disabled, Generic when none is left; neon on arm64. When the CPU is unknown it is the
-// best variant the settings leave on, the plugin's CPU check being invisible from outside.
-func Loaded(cpu string, disabled func(setting string) bool) string {
+// disabled (the node's knn.faiss.<level>.disabled settings that are true), Generic when
+// none is left; neon on arm64. When the CPU is unknown it is the best variant the settings
+// leave on, the plugin's CPU check being invisible from outside.
+func Loaded(cpu string, disabled []string) string {
 	if cpu == string(v1alpha1.SIMDNEON) {
 		return cpu
 	}
 	has, known := For(v1alpha1.SIMDLevel(cpu))
 	best := Capability{}
 	for _, c := range table {
-		if c.Arch != "amd64" || disabled(c.Setting) || (known && c.rank > has.rank) || c.rank < best.rank {
+		if c.Arch != "amd64" || slices.Contains(disabled, c.Setting) || (known && c.rank > has.rank) || c.rank < best.rank {
 			continue
 		}
 		best = c

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
@@ -173,6 +174,75 @@ func TestSIMDABOnTheRealNode(t *testing.T) {
 	if listed := get(t, clientServiceURL(t, sc)+"/_cat/indices?h=index"); strings.Contains(listed, "-vpbench-") {
 		t.Errorf("scratch indexes left after the run:\n%s", listed)
 	}
+
+	faissAB(t, index, run)
+}
+
+// faissAB runs the same A/B on a faiss index: each pool's nodes load the faiss library
+// their level selects, and the run must report for each variant the library its pod
+// logged loading, and name it in the recommendation.
+func faissAB(t *testing.T, luceneIndex *v1alpha1.VectorIndex, luceneRun *v1alpha1.BenchmarkRun) {
+	ctx := context.Background()
+	index := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: luceneIndex.Name + "-faiss", Namespace: luceneIndex.Namespace}, Spec: *luceneIndex.Spec.DeepCopy()}
+	index.Spec.Fields[0].Engine = "faiss"
+	if err := k8s.Create(ctx, index); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), index) })
+	waitReady(t, index, func() []metav1.Condition { return index.Status.Conditions }, 3*time.Minute)
+
+	run := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: luceneRun.Name + "-faiss", Namespace: luceneRun.Namespace}, Spec: *luceneRun.Spec.DeepCopy()}
+	run.Spec.IndexRef.Name = index.Name
+	run.Spec.Representations = nil
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), run) })
+	started := time.Now()
+	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("faiss A/B BenchmarkRun Succeeded in %s", time.Since(started).Round(time.Second))
+
+	libraries := map[string]string{}
+	for _, v := range run.Status.Variants {
+		t.Logf("variant %s: nodes %v, simd %s, cpuSIMD %s, faissLibrary %s, qpsRatio %s, p90Ratio %s", v.Name, v.NodeNames, v.SIMD, v.CPUSIMD, v.FaissLibrary, v.QPSRatio, v.P90Ratio)
+		if len(v.NodeNames) != 1 {
+			t.Errorf("variant %s measured on nodes %v, want its pool's one node", v.Name, v.NodeNames)
+			continue
+		}
+		logged := faissLibraryLogged(t, v.NodeNames[0])
+		if v.FaissLibrary != logged {
+			t.Errorf("variant %s: status says faiss library %q, the pod %s logged loading %q", v.Name, v.FaissLibrary, v.NodeNames[0], logged)
+		}
+		libraries[v.Name] = v.FaissLibrary
+	}
+	if len(libraries) != 2 || libraries["avx2"] == libraries["spr"] {
+		t.Errorf("faiss libraries by variant %v: want two different libraries", libraries)
+	}
+	for _, c := range run.Status.Results {
+		t.Logf("cell variant=%s slices=%d clients=%d p90=%sms qps=%s cpu=%s%%", c.Variant, c.SliceCount, c.Clients, c.P90Ms, c.QPS, c.CPUPercent)
+	}
+	rec := run.Status.SIMDRecommendation
+	if rec == nil || !strings.Contains(rec.Reason, "faiss library "+libraries[rec.Variant]) {
+		t.Errorf("status.simdRecommendation %+v: want its reason to name the faiss library of the variant it recommends", rec)
+	} else {
+		t.Logf("simdRecommendation: %s (variant %s): %s", rec.Level, rec.Variant, rec.Reason)
+	}
+}
+
+// faissLibraryLogged is the faiss library the k-NN plugin logged loading in a pod.
+func faissLibraryLogged(t *testing.T, pod string) string {
+	t.Helper()
+	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: "opensearch"}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("logs of %s: %v", pod, err)
+	}
+	variant, failed, err := simd.FaissLibrary(bytes.NewReader(raw))
+	if err != nil || variant == "" {
+		t.Fatalf("pod %s logged no faiss library loaded (failed %q, %v)", pod, failed, err)
+	}
+	return variant
 }
 
 var preferredBitSize = regexp.MustCompile(`Java vector incubator API enabled; uses preferredBitSize=(\d+)`)
