@@ -55,7 +55,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	}
 	prev := vi.Status.Tuning
 	now := metav1.Now()
-	st := &v1alpha1.TuningStatus{QueryTotal: stats.Searches, SampledAt: &now, Segments: stats.Segments}
+	st := &v1alpha1.TuningStatus{QueryTotal: stats.Searches, QueryMillis: stats.SearchMillis, SampledAt: &now, Segments: stats.Segments}
 	params := autotune.Params{
 		HeadroomPercent:   float64(spec.CPUHeadroomPercent),
 		HysteresisPercent: float64(spec.HysteresisPercent),
@@ -68,14 +68,19 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	}
 	current := appliedSlices(run)
 	params.Current = &current
-	// Load: the search rate since the last sample, in the benchmark's unit (clients).
-	if prev != nil && prev.SampledAt != nil && stats.Searches >= prev.QueryTotal {
-		if elapsed := now.Sub(prev.SampledAt.Time).Seconds(); elapsed > 0 {
-			qps := float64(stats.Searches-prev.QueryTotal) / elapsed
-			st.LiveQueriesPerSecond = decimal(qps)
-			if clients, ok := autotune.ClientsForRate(table, current, qps); ok {
+	// Load: the searches in flight since the last sample (Little's law over the index's
+	// query time) and the search rate, in the benchmark's unit (clients). A sample across a
+	// restart (counters went back) or from an operator that kept no query time only starts
+	// the next one.
+	if prev != nil && prev.SampledAt != nil && stats.Searches >= prev.QueryTotal && stats.SearchMillis >= prev.QueryMillis &&
+		(prev.QueryMillis > 0 || prev.QueryTotal == 0) {
+		if elapsed := now.Sub(prev.SampledAt.Time); elapsed > 0 {
+			qps := float64(stats.Searches-prev.QueryTotal) / elapsed.Seconds()
+			inFlight := autotune.InFlight(stats.SearchMillis-prev.QueryMillis, elapsed)
+			st.LiveQueriesPerSecond, st.LiveInFlight = decimal(qps), decimal(inFlight)
+			if clients, by, ok := autotune.LiveClients(table, current, qps, inFlight); ok {
 				params.Clients = clients
-				st.LoadClients = decimal(clients)
+				st.LoadClients, st.LoadReadBy = decimal(clients), by
 			}
 		}
 	}
@@ -207,16 +212,16 @@ func decisionKind(from, to int) string {
 }
 
 // liveLoad says the load a decision was made at, as far as it was measured: the tuner
-// decides for no load until the search counter has been sampled twice, and that is no
+// decides for no load until the search counters have been sampled twice, and that is no
 // measured "0 clients".
 func liveLoad(st *v1alpha1.TuningStatus) string {
 	switch {
 	case st.LoadClients != "":
-		return fmt.Sprintf("at %s clients (%s qps)", st.LoadClients, st.LiveQueriesPerSecond)
+		return fmt.Sprintf("at %s clients by %s (%s searches in flight, %s qps)", st.LoadClients, st.LoadReadBy, st.LiveInFlight, st.LiveQueriesPerSecond)
 	case st.LiveQueriesPerSecond != "":
-		return fmt.Sprintf("at %s qps (the benchmark did not measure the applied setting)", st.LiveQueriesPerSecond)
+		return fmt.Sprintf("at %s qps, %s searches in flight (the benchmark did not measure the applied setting)", st.LiveQueriesPerSecond, st.LiveInFlight)
 	default:
-		return "before any live rate was measured"
+		return "before any live load was measured"
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,20 +18,22 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // tuningTable: idle, 4 slices cut p90 by two thirds for 10 CPU points; from 8 clients
-// (40 qps at 4 slices) up, 4 slices would need 95% CPU, so only concurrent search off
-// stays within an 80% budget.
+// (0.08 searches in flight) up, 4 slices would need 95% CPU, so only concurrent search off
+// stays within an 80% budget. Its clients keep few searches in flight (slow clients, fast
+// queries), so any sustained load of the test's reads as 8 clients or more.
 func tuningTable() autotune.Table {
 	return autotune.Table{Cores: 2, Segments: 4, Results: []autotune.Measurement{
-		{SliceCount: 4, Clients: 1, P90Ms: 10, CPUPercent: 20, QPS: 5},
-		{SliceCount: 4, Clients: 8, P90Ms: 30, CPUPercent: 95, QPS: 40},
-		{SliceCount: 1, Clients: 1, P90Ms: 30, CPUPercent: 10, QPS: 4},
-		{SliceCount: 1, Clients: 8, P90Ms: 60, CPUPercent: 50, QPS: 30},
+		{SliceCount: 4, Clients: 1, P90Ms: 10, CPUPercent: 20, QPS: 5, InFlight: 0.01},
+		{SliceCount: 4, Clients: 8, P90Ms: 30, CPUPercent: 95, QPS: 40, InFlight: 0.08},
+		{SliceCount: 1, Clients: 1, P90Ms: 30, CPUPercent: 10, QPS: 4, InFlight: 0.01},
+		{SliceCount: 1, Clients: 8, P90Ms: 60, CPUPercent: 50, QPS: 30, InFlight: 0.08},
 	}}
 }
 
@@ -54,7 +58,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 				return false, "no tuning status yet"
 			}
 			ok := ts.SliceCount == want && live["index.search.concurrent_segment_search.mode"] == mode
-			return ok, fmt.Sprintf("tuned %d (%s) at %s clients / %s qps; index mode %s slices %s", ts.SliceCount, ts.Reason, ts.LoadClients, ts.LiveQueriesPerSecond,
+			return ok, fmt.Sprintf("tuned %d (%s) at %s clients / %s in flight / %s qps; index mode %s slices %s", ts.SliceCount, ts.Reason, ts.LoadClients, ts.LiveInFlight, ts.LiveQueriesPerSecond,
 				live["index.search.concurrent_segment_search.mode"], live["index.search.concurrent.max_slice_count"])
 		})
 	}
@@ -262,5 +266,91 @@ func TestAutoTuningCorrectsAWrongTableFromLiveCPU(t *testing.T) {
 	}
 	if changes != 2 {
 		t.Errorf("%d Tuned events, want two: 4 slices, then off", changes)
+	}
+}
+
+// TestTunerReadsTheLiveLoadInClients: under closed-loop clients the tuner reads the load
+// from the index's own counters by Little's law (status.tuning): the table is a sweep
+// measured on this index (20,000 vectors in 10 segments, so the query phase is a good part
+// of a search, as on real indexes; concurrent search off, 1 and 2 clients), then 1 and then
+// 2 clients search for 20 s each. Every reading must be the law applied to the status's
+// own inputs — the searches in flight (never more than the clients: one shard) plus the
+// live rate times the time outside the query phase the table measured —, and 2 clients
+// must read as more than 1. How close the readings come to the true count depends on how
+// steady the time outside the query phase is, which a shared machine does not hold still:
+// the accuracy is measured over recorded sweeps (TestLoadSignalFollowsTheClients) and
+// these readings are logged.
+func TestTunerReadsTheLiveLoadInClients(t *testing.T) {
+	e, osClient, vi, queries := tunedIndex(t, "load-signal", tuningTable(), v1alpha1.TuningSpec{CPUHeadroomPercent: 20, MinGainPerCPUPercent: "1",
+		SliceCandidates: []int32{1}, MinDwell: &metav1.Duration{}, CPUWindow: &metav1.Duration{Duration: time.Hour}})
+	base, _ := dataset.Generate(dataset.Spec{Count: 20000, Queries: 50, Dim: 32, Seed: 11})
+	if err := bench.LoadInSegments(e.ctx, osClient, vi.Spec.IndexName, "embedding", base, 10, 1000, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.Sweep(e.ctx, osClient, bench.SweepConfig{Index: vi.Spec.IndexName, Field: "embedding", Queries: queries, Exact: dataset.ExactKNN(base, queries, 10), K: 10,
+		SliceCounts: []int{1}, Clients: []int{1, 2}, Warmup: 2 * time.Second, Duration: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := autotune.Table{Cores: rep.Cores, Segments: rep.Segments}
+	for _, c := range rep.Results {
+		t.Logf("sweep: %d clients: %.1f qps, %.2f searches in flight", c.Clients, c.QPS, c.InFlight)
+		table.Results = append(table.Results, c.Measurement)
+	}
+	raw, _ := json.Marshal(table)
+	var cm corev1.ConfigMap
+	if err := e.k8s.Get(e.ctx, clientKey(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "load-signal-results", Namespace: e.ns}}), &cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["results.json"] = string(raw)
+	if err := e.k8s.Update(e.ctx, &cm); err != nil {
+		t.Fatal(err)
+	}
+
+	number := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("status.tuning figure %q: %v", s, err)
+		}
+		return v
+	}
+	medians := map[int]float64{}
+	for _, clients := range []int{1, 2} {
+		stop := searchLoad(t, osClient, vi.Spec.IndexName, queries, clients)
+		time.Sleep(4 * time.Second) // the first sample after the start spans idle time
+		var readings []float64
+		var last time.Time
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+			if err := e.k8s.Get(e.ctx, clientKey(vi), vi); err != nil {
+				t.Fatal(err)
+			}
+			ts := vi.Status.Tuning
+			if ts == nil || ts.SampledAt == nil || ts.LoadClients == "" || ts.SampledAt.Time.Equal(last) {
+				continue
+			}
+			last = ts.SampledAt.Time
+			if ts.LoadReadBy != "searches in flight" {
+				t.Fatalf("load read by %q, want searches in flight: the table has them", ts.LoadReadBy)
+			}
+			read, qps, inFlight := number(ts.LoadClients), number(ts.LiveQueriesPerSecond), number(ts.LiveInFlight)
+			t.Logf("%d clients: read as %.2f clients (%.2f in flight, %.1f qps)", clients, read, inFlight, qps)
+			if inFlight > float64(clients)+0.05 {
+				t.Errorf("%d clients: %.2f searches in flight on a one-shard index: more than the clients searching", clients, inFlight)
+			}
+			if want := autotune.ClientsInFlight(table, 1, qps, inFlight); math.Abs(read-want) > 0.02 {
+				t.Errorf("%d clients: read as %.2f, Little's law on the status's own figures gives %.2f", clients, read, want)
+			}
+			readings = append(readings, read)
+		}
+		stop()
+		if len(readings) < 3 {
+			t.Fatalf("%d clients: %d readings in 20 s, want a sample every resync", clients, len(readings))
+		}
+		slices.Sort(readings)
+		medians[clients] = readings[len(readings)/2]
+		t.Logf("%d clients: readings %v, median %.2f", clients, readings, medians[clients])
+	}
+	if medians[2] <= medians[1] {
+		t.Errorf("2 clients read as %.2f, 1 client as %.2f: the reading does not follow the load", medians[2], medians[1])
 	}
 }

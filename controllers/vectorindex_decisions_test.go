@@ -406,9 +406,10 @@ func TestLiveLoadIsWhatWasMeasured(t *testing.T) {
 		st   v1alpha1.TuningStatus
 		want string
 	}{
-		{v1alpha1.TuningStatus{}, "before any live rate was measured"},
-		{v1alpha1.TuningStatus{LiveQueriesPerSecond: "12.50"}, "at 12.50 qps (the benchmark did not measure the applied setting)"},
-		{v1alpha1.TuningStatus{LiveQueriesPerSecond: "12.50", LoadClients: "2.10"}, "at 2.10 clients (12.50 qps)"},
+		{v1alpha1.TuningStatus{}, "before any live load was measured"},
+		{v1alpha1.TuningStatus{LiveQueriesPerSecond: "12.50", LiveInFlight: "1.95"}, "at 12.50 qps, 1.95 searches in flight (the benchmark did not measure the applied setting)"},
+		{v1alpha1.TuningStatus{LiveQueriesPerSecond: "12.50", LiveInFlight: "1.95", LoadClients: "2.10", LoadReadBy: "searches in flight"},
+			"at 2.10 clients by searches in flight (1.95 searches in flight, 12.50 qps)"},
 	} {
 		if got := liveLoad(&tc.st); got != tc.want {
 			t.Errorf("liveLoad(%+v) = %q, want %q", tc.st, got, tc.want)

@@ -242,6 +242,11 @@ type BenchmarkCell struct {
 	CPUPercent string `json:"cpuPercent"`
 	// +optional
 	Recall string `json:"recall,omitempty"`
+	// inFlight is the mean number of searches in flight on the index's shards during the
+	// cell (their query time per second, Little's law): what the tuner maps the live load
+	// onto. Absent when not measured.
+	// +optional
+	InFlight string `json:"inFlight,omitempty"`
 }
 
 // BenchmarkRecommendation is the tuner's choice for one client level.

@@ -780,15 +780,28 @@ type TuningStatus struct {
 	// predictedP90Ms and predictedCpuPercent at the load tuned for, as decimal strings.
 	PredictedP90Ms      string `json:"predictedP90Ms,omitempty"`
 	PredictedCPUPercent string `json:"predictedCpuPercent,omitempty"`
-	// loadClients is the live load in benchmark clients, from liveQueriesPerSecond.
+	// loadClients is the live load in benchmark clients, by Little's law over a client's
+	// loop: liveInFlight plus liveQueriesPerSecond × the time a search spent outside the
+	// query phase in the benchmark's cells; for a table without in-flight figures,
+	// liveQueriesPerSecond mapped onto its throughput.
 	LoadClients string `json:"loadClients,omitempty"`
+	// loadReadBy says which: "searches in flight" or "throughput".
+	// +optional
+	LoadReadBy string `json:"loadReadBy,omitempty"`
+	// liveInFlight is the mean number of the index's searches in flight between the last
+	// two samples: the query time its shards spent per second (Little's law), per shard.
+	// +optional
+	LiveInFlight string `json:"liveInFlight,omitempty"`
 	// liveQueriesPerSecond is the index's search rate between the last two samples.
 	LiveQueriesPerSecond string `json:"liveQueriesPerSecond,omitempty"`
 	// segments when the decision was made.
 	Segments int64 `json:"segments,omitempty"`
-	// queryTotal and sampledAt are the last sample of the index's search counter.
-	QueryTotal int64        `json:"queryTotal,omitempty"`
-	SampledAt  *metav1.Time `json:"sampledAt,omitempty"`
+	// queryTotal, queryMillis and sampledAt are the last sample of the index's search
+	// counter and query time (per shard, the operator's own searches left out).
+	QueryTotal int64 `json:"queryTotal,omitempty"`
+	// +optional
+	QueryMillis int64        `json:"queryMillis,omitempty"`
+	SampledAt   *metav1.Time `json:"sampledAt,omitempty"`
 	// decidedAt is when the applied choice was made.
 	DecidedAt *metav1.Time `json:"decidedAt,omitempty"`
 	// cpu is the closed loop: the nodes' live CPU against the table's prediction.

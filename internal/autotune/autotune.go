@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 )
 
 // Measurement is one benchmark cell: a slice setting under a client load.
@@ -25,6 +26,10 @@ type Measurement struct {
 	QPS        float64 `json:"qps"`
 	CPUPercent float64 `json:"cpuPercent"`
 	Recall     float64 `json:"recall,omitempty"`
+	// InFlight is the mean number of searches in flight on the index's shards during the
+	// cell (its query time per second of wall time, Little's law): the unit the tuner
+	// reads the live load in. 0 when not measured.
+	InFlight float64 `json:"inFlight,omitempty"`
 }
 
 // Table is a benchmark's result: the bench engine's JSON output and the tuner's input.
@@ -61,12 +66,17 @@ type Decision struct {
 	PredictedCPUPercent float64 `json:"predictedCpuPercent"`
 }
 
-// prediction is one setting's expected p90 and CPU at the requested load.
+// prediction is one setting's expected latency and CPU at the requested load.
 type prediction struct {
-	slices int
-	p90    float64
-	cpu    float64
-	note   string
+	slices        int
+	p50, p90, p99 float64
+	cpu           float64
+	note          string
+}
+
+// measured is a cell as a prediction.
+func measured(m Measurement, note string) prediction {
+	return prediction{slices: m.SliceCount, p50: m.P50Ms, p90: m.P90Ms, p99: m.P99Ms, cpu: m.CPUPercent, note: note}
 }
 
 // ErrNoMeasurement says no candidate setting has any measurement, so nothing can be chosen.
@@ -190,27 +200,99 @@ func interpolate(slices int, ms []Measurement, clients float64) prediction {
 		if clients < float64(first.Clients) {
 			note = fmt.Sprintf(" (load below the lowest measured level, %d clients, predicted from it)", first.Clients)
 		}
-		return prediction{slices: slices, p90: first.P90Ms, cpu: first.CPUPercent, note: note}
+		return measured(first, note)
 	case clients >= float64(last.Clients):
 		note := ""
 		if clients > float64(last.Clients) {
 			note = fmt.Sprintf(" (load above the highest measured level, %d clients, predicted from it)", last.Clients)
 		}
-		return prediction{slices: slices, p90: last.P90Ms, cpu: last.CPUPercent, note: note}
+		return measured(last, note)
 	}
 	for i := 1; i < len(ms); i++ {
 		lo, hi := ms[i-1], ms[i]
 		if clients <= float64(hi.Clients) {
 			f := (clients - float64(lo.Clients)) / float64(hi.Clients-lo.Clients)
-			return prediction{slices: slices, p90: lo.P90Ms + f*(hi.P90Ms-lo.P90Ms), cpu: lo.CPUPercent + f*(hi.CPUPercent-lo.CPUPercent)}
+			at := func(a, b float64) float64 { return a + f*(b-a) }
+			return prediction{slices: slices, p50: at(lo.P50Ms, hi.P50Ms), p90: at(lo.P90Ms, hi.P90Ms), p99: at(lo.P99Ms, hi.P99Ms), cpu: at(lo.CPUPercent, hi.CPUPercent)}
 		}
 	}
-	return prediction{slices: slices, p90: last.P90Ms, cpu: last.CPUPercent}
+	return measured(last, "")
+}
+
+// InFlight is the mean number of searches in flight over elapsed, from the query time
+// the index's shards spent in it (per shard): Little's law, L = λW, summed query time
+// over wall time.
+func InFlight(queryMillis int64, elapsed time.Duration) float64 {
+	if elapsed <= 0 || queryMillis < 0 {
+		return 0
+	}
+	return float64(queryMillis) / 1000 / elapsed.Seconds()
+}
+
+// LiveClients reads the live load in the benchmark's unit (clients) for the applied
+// setting, and says how: through searches in flight when the table measured them for the
+// setting (ClientsInFlight), else through its throughput (ClientsForRate), as tables from
+// before in-flight figures and OpenSearch Benchmark's must be read. ok is false when the
+// table never measured the setting.
+func LiveClients(t Table, slices int, qps, inFlight float64) (clients float64, by string, ok bool) {
+	measured, withInFlight := false, false
+	for _, m := range t.Results {
+		if m.SliceCount == slices {
+			measured = true
+			withInFlight = withInFlight || m.InFlight > 0
+		}
+	}
+	switch {
+	case withInFlight:
+		return ClientsInFlight(t, slices, qps, inFlight), "searches in flight", true
+	case measured:
+		c, _ := ClientsForRate(t, slices, qps)
+		return c, "throughput", true
+	}
+	return 0, "", false
+}
+
+// ClientsInFlight reads the live load in closed-loop clients by Little's law over a
+// client's whole loop. A client's search is either in the index's query phase — inFlight,
+// measured live from the index's query time — or outside it: the HTTP path, the fetch
+// phase, queues, the client itself. The table's cells give the time a search spends outside
+// the query phase, (clients − inFlight) / qps, taken at the live in-flight count
+// (interpolated between the applied setting's cells, the nearest cell's outside them), and
+// clients = inFlight + qps × that time. A query phase faster or slower than in the sweep
+// (warm caches, a merge) is read as the clients it is; only a change of the time outside
+// it moves the reading. Cells without in-flight figures are not used; with none, the
+// in-flight count is the reading (every client in the query phase).
+func ClientsInFlight(t Table, slices int, qps, inFlight float64) float64 {
+	var ms []Measurement
+	for _, m := range t.Results {
+		if m.SliceCount == slices && m.InFlight > 0 && m.QPS > 0 {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) == 0 {
+		return inFlight
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].InFlight < ms[j].InFlight })
+	outside := func(m Measurement) float64 { return math.Max(float64(m.Clients)-m.InFlight, 0) / m.QPS }
+	wait := outside(ms[len(ms)-1])
+	if inFlight <= ms[0].InFlight {
+		wait = outside(ms[0])
+	}
+	for i := 1; i < len(ms); i++ {
+		lo, hi := ms[i-1], ms[i]
+		if inFlight >= lo.InFlight && inFlight <= hi.InFlight && hi.InFlight > lo.InFlight {
+			f := (inFlight - lo.InFlight) / (hi.InFlight - lo.InFlight)
+			wait = outside(lo) + f*(outside(hi)-outside(lo))
+			break
+		}
+	}
+	return inFlight + qps*wait
 }
 
 // ClientsForRate converts a live query rate into the benchmark's load unit: the client
 // count at which the given setting measured that throughput, interpolated between levels
-// and proportional outside them.
+// and proportional outside them. It misreads a change of speed between the sweep and the
+// live load as load; LiveClients prefers searches in flight where the table has them.
 func ClientsForRate(t Table, slices int, qps float64) (float64, bool) {
 	var ms []Measurement
 	for _, m := range t.Results {

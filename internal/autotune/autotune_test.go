@@ -2,6 +2,7 @@ package autotune
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -109,6 +110,38 @@ func TestDecideIsStableUnderSmallChanges(t *testing.T) {
 	}
 }
 
+// TestClientsInFlight: live clients are the searches in flight plus the searches outside
+// the query phase, at the time outside it the table measured per search. The query rate
+// alone is no measure: a query phase twice as fast as in the sweep is still one client.
+func TestClientsInFlight(t *testing.T) {
+	// One client: 45 ms in the query phase, 5 ms outside it; four: 60 ms and 6.7 ms.
+	table := Table{Results: []Measurement{
+		{SliceCount: 2, Clients: 1, QPS: 20, InFlight: 0.9},
+		{SliceCount: 2, Clients: 4, QPS: 60, InFlight: 3.6},
+		{SliceCount: 2, Clients: 8, QPS: 70, InFlight: 7},
+		{SliceCount: 4, Clients: 1, QPS: 25},
+	}}
+	for _, c := range []struct {
+		name          string
+		slices        int
+		qps, inFlight float64
+		want          float64
+	}{
+		{"one client as in the sweep", 2, 20, 0.9, 1},
+		{"idle", 2, 0, 0, 0},
+		{"one client, the query phase twice as fast", 2, 1 / 0.0275, 0.0225 / 0.0275, 1},
+		{"four clients as in the sweep", 2, 60, 3.6, 4},
+		{"between measured levels", 2, 40, 2.25, 2.25 + 40*(0.005+0.5*(0.4/60-0.005))},
+		{"above the highest level", 2, 80, 9, 9 + 80*(1.0/70)},
+		{"a setting without in-flight figures", 4, 50, 2.5, 2.5},
+		{"a setting never measured", 16, 50, 1.2, 1.2},
+	} {
+		if got := ClientsInFlight(table, c.slices, c.qps, c.inFlight); math.Abs(got-c.want) > 0.01 {
+			t.Errorf("%s: ClientsInFlight(%d, %.1f qps, %.2f) = %.3f, want %.3f", c.name, c.slices, c.qps, c.inFlight, got, c.want)
+		}
+	}
+}
+
 func TestClientsForRate(t *testing.T) {
 	table := published()
 	cases := []struct {
@@ -127,6 +160,33 @@ func TestClientsForRate(t *testing.T) {
 		got, ok := ClientsForRate(table, c.slices, c.qps)
 		if ok != c.ok || (ok && (got < c.want-0.01 || got > c.want+0.01)) {
 			t.Errorf("ClientsForRate(%d, %.0f) = %.2f, %v; want %.2f, %v", c.slices, c.qps, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestLiveClients: searches in flight where the table measured them for the applied
+// setting, the throughput where it did not, nothing for a setting it never measured.
+func TestLiveClients(t *testing.T) {
+	table := Table{Results: []Measurement{
+		{SliceCount: 2, Clients: 1, QPS: 20, InFlight: 0.9},
+		{SliceCount: 2, Clients: 4, QPS: 60, InFlight: 3.6},
+		{SliceCount: 4, Clients: 1, QPS: 25},
+		{SliceCount: 4, Clients: 2, QPS: 40},
+	}}
+	for _, c := range []struct {
+		slices        int
+		qps, inFlight float64
+		want          float64
+		by            string
+		ok            bool
+	}{
+		{2, 50, 0.75, 1, "searches in flight", true}, // a query phase three times as fast: 2.5 times the rate, one client
+		{4, 40, 5, 2, "throughput", true},
+		{1, 40, 1, 0, "", false},
+	} {
+		got, by, ok := LiveClients(table, c.slices, c.qps, c.inFlight)
+		if ok != c.ok || by != c.by || math.Abs(got-c.want) > 0.01 {
+			t.Errorf("LiveClients(%d, %.0f qps, %.1f in flight) = %.2f by %q, %v; want %.2f by %q, %v", c.slices, c.qps, c.inFlight, got, by, ok, c.want, c.by, c.ok)
 		}
 	}
 }

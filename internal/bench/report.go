@@ -11,7 +11,7 @@ import (
 )
 
 // TableHeader and Row print sweep cells as a terminal table, one row per cell as it ends.
-const TableHeader = "slices  clients   p50 ms   p90 ms   p99 ms      qps  node cpu%  recall  tasks/q  gen cpu ms/q  node cpu ms/q"
+const TableHeader = "slices  clients   p50 ms   p90 ms   p99 ms      qps  in flight  node cpu%  recall  tasks/q  gen cpu ms/q  node cpu ms/q"
 
 // Row formats one cell under TableHeader. A cell read back from a BenchmarkRun's status
 // has no per-query figures (the status keeps none): they show as absent, never as 0.
@@ -22,8 +22,12 @@ func Row(c Cell) string {
 		}
 		return fmt.Sprintf("%*.*f", width, precision, v)
 	}
-	return fmt.Sprintf("%6s  %7d  %7.2f  %7.2f  %7.2f  %7.1f  %9.1f  %6.4f  %s  %s  %s",
-		SliceLabel(c.SliceCount), c.Clients, c.P50Ms, c.P90Ms, c.P99Ms, c.QPS, c.CPUPercent, c.Recall,
+	inFlight := fmt.Sprintf("%9s", "-")
+	if c.InFlight > 0 {
+		inFlight = fmt.Sprintf("%9.2f", c.InFlight)
+	}
+	return fmt.Sprintf("%6s  %7d  %7.2f  %7.2f  %7.2f  %7.1f  %s  %9.1f  %6.4f  %s  %s  %s",
+		SliceLabel(c.SliceCount), c.Clients, c.P50Ms, c.P90Ms, c.P99Ms, c.QPS, inFlight, c.CPUPercent, c.Recall,
 		perQuery(c.SearcherTasksPerQuery, 7, 2), perQuery(c.LoadGenCPUMsPerQuery, 12, 3), perQuery(c.NodeCPUMsPerQuery, 13, 3))
 }
 
@@ -42,16 +46,19 @@ func SliceLabel(s int) string {
 // WriteCSV writes one line per cell.
 func WriteCSV(w io.Writer, r Report) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"sliceCount", "clients", "p50Ms", "p90Ms", "p99Ms", "qps", "cpuPercent", "recall", "queries", "searcherTasksPerQuery", "loadGenCpuMsPerQuery", "nodeCpuMsPerQuery"})
+	_ = cw.Write([]string{"sliceCount", "clients", "p50Ms", "p90Ms", "p99Ms", "qps", "cpuPercent", "recall", "inFlight", "queries", "searcherTasksPerQuery", "loadGenCpuMsPerQuery", "nodeCpuMsPerQuery"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, c := range r.Results {
 		// Empty where not measured (a cell read back from a BenchmarkRun's status).
-		queries, perQuery := "", []string{"", "", ""}
+		inFlight, queries, perQuery := "", "", []string{"", "", ""}
+		if c.InFlight > 0 {
+			inFlight = f(c.InFlight)
+		}
 		if c.Queries > 0 {
 			queries, perQuery = strconv.Itoa(c.Queries), []string{f(c.SearcherTasksPerQuery), f(c.LoadGenCPUMsPerQuery), f(c.NodeCPUMsPerQuery)}
 		}
 		_ = cw.Write(append([]string{strconv.Itoa(c.SliceCount), strconv.Itoa(c.Clients), f(c.P50Ms), f(c.P90Ms), f(c.P99Ms), f(c.QPS), f(c.CPUPercent), f(c.Recall),
-			queries}, perQuery...))
+			inFlight, queries}, perQuery...))
 	}
 	cw.Flush()
 	return cw.Error()

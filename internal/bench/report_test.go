@@ -57,16 +57,17 @@ func TestWriteCSVAndTableHaveEveryCell(t *testing.T) {
 }
 
 // TestUnmeasuredFiguresAreAbsent: a cell read back from a BenchmarkRun's status has no
-// per-query figures; the table and the CSV show them as absent, not as 0.
+// per-query figures, and one from before searches in flight were measured none of those;
+// the table and the CSV show them as absent, not as 0.
 func TestUnmeasuredFiguresAreAbsent(t *testing.T) {
 	fromStatus := Cell{Measurement: autotune.Measurement{SliceCount: 2, Clients: 4, P90Ms: 3.5, CPUPercent: 40}}
-	if fields := strings.Fields(Row(fromStatus)); len(fields) != 11 || fields[8] != "-" || fields[9] != "-" || fields[10] != "-" {
-		t.Errorf("row %q: want the per-query columns as -", Row(fromStatus))
+	if fields := strings.Fields(Row(fromStatus)); len(fields) != 12 || fields[6] != "-" || fields[9] != "-" || fields[10] != "-" || fields[11] != "-" {
+		t.Errorf("row %q: want in flight and the per-query columns as -", Row(fromStatus))
 	}
 	measured := fromStatus
-	measured.Queries, measured.SearcherTasksPerQuery, measured.LoadGenCPUMsPerQuery, measured.NodeCPUMsPerQuery = 100, 2, 0.05, 1.5
-	if fields := strings.Fields(Row(measured)); len(fields) != 11 || fields[8] != "2.00" || fields[10] != "1.500" {
-		t.Errorf("row %q: want the measured per-query figures", Row(measured))
+	measured.Queries, measured.SearcherTasksPerQuery, measured.LoadGenCPUMsPerQuery, measured.NodeCPUMsPerQuery, measured.InFlight = 100, 2, 0.05, 1.5, 3.6
+	if fields := strings.Fields(Row(measured)); len(fields) != 12 || fields[6] != "3.60" || fields[9] != "2.00" || fields[11] != "1.500" {
+		t.Errorf("row %q: want the measured figures", Row(measured))
 	}
 	if len(Row(measured)) != len(Row(fromStatus)) {
 		t.Errorf("rows of different widths:\n%s\n%s", Row(measured), Row(fromStatus))
@@ -75,8 +76,8 @@ func TestUnmeasuredFiguresAreAbsent(t *testing.T) {
 	if err := WriteCSV(&buf, Report{Results: []Cell{fromStatus}}); err != nil {
 		t.Fatal(err)
 	}
-	if line := strings.Split(buf.String(), "\n")[1]; !strings.HasSuffix(line, ",,,,") {
-		t.Errorf("CSV line %q: want queries and the per-query figures empty", line)
+	if line := strings.Split(buf.String(), "\n")[1]; !strings.HasSuffix(line, ",,,,,") {
+		t.Errorf("CSV line %q: want in flight, queries and the per-query figures empty", line)
 	}
 }
 

@@ -192,6 +192,10 @@ func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices,
 	if err != nil {
 		return Cell{}, 0, err
 	}
+	searched, err := c.Stats(ctx, cfg.Index)
+	if err != nil {
+		return Cell{}, 0, err
+	}
 	cpu0 := processCPU()
 	load, err := runClients(ctx, c, cfg, clients, cfg.Duration)
 	if err != nil {
@@ -202,7 +206,12 @@ func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices,
 	if err != nil {
 		return Cell{}, 0, err
 	}
+	searchedAfter, err := c.Stats(ctx, cfg.Index)
+	if err != nil {
+		return Cell{}, 0, err
+	}
 	cell := load.cell(slices, clients, cfg)
+	cell.InFlight = round2(autotune.InFlight(searchedAfter.SearchMillis-searched.SearchMillis, load.elapsed))
 	cell.Variant = cfg.Variant.Name
 	q := float64(load.queries)
 	nodeCPUMs := float64(after.ProcessCPUMillis - before.ProcessCPUMillis)
@@ -221,13 +230,21 @@ type loadResult struct {
 	elapsed time.Duration
 }
 
+// rate is the throughput the clients reached.
+func (l loadResult) rate() float64 {
+	if l.elapsed <= 0 {
+		return 0
+	}
+	return float64(l.queries) / l.elapsed.Seconds()
+}
+
 func (l loadResult) cell(slices, clients int, cfg SweepConfig) Cell {
 	ms := func(p float64) float64 { return round2(float64(l.hist.ValueAtQuantile(p)) / 1000) }
 	return Cell{
 		Measurement: autotune.Measurement{
 			SliceCount: slices, Clients: clients,
 			P50Ms: ms(50), P90Ms: ms(90), P99Ms: ms(99),
-			QPS:    round2(float64(l.queries) / l.elapsed.Seconds()),
+			QPS:    round2(l.rate()),
 			Recall: float64(int64(float64(l.hits)/float64(l.queries*cfg.K)*10000+0.5)) / 10000,
 		},
 		Queries: l.queries,

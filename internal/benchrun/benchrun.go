@@ -312,6 +312,9 @@ func (r Result) Apply(run *v1alpha1.BenchmarkRun, params autotune.Params) error 
 		if r.RecallValid {
 			cell.Recall = strconv.FormatFloat(m.Recall, 'f', 4, 64)
 		}
+		if m.InFlight > 0 {
+			cell.InFlight = num(m.InFlight)
+		}
 		status.Results = append(status.Results, cell)
 		table.Results = append(table.Results, m.Measurement)
 		if !slices.Contains(levels, m.Clients) {
@@ -369,7 +372,7 @@ func Table(status v1alpha1.BenchmarkRunStatus) (autotune.Table, error) {
 		for _, f := range []struct {
 			text string
 			into *float64
-		}{{c.P50Ms, &m.P50Ms}, {c.P90Ms, &m.P90Ms}, {c.P99Ms, &m.P99Ms}, {c.QPS, &m.QPS}, {c.CPUPercent, &m.CPUPercent}, {c.Recall, &m.Recall}} {
+		}{{c.P50Ms, &m.P50Ms}, {c.P90Ms, &m.P90Ms}, {c.P99Ms, &m.P99Ms}, {c.QPS, &m.QPS}, {c.CPUPercent, &m.CPUPercent}, {c.Recall, &m.Recall}, {c.InFlight, &m.InFlight}} {
 			if f.text == "" {
 				continue
 			}

@@ -163,6 +163,10 @@ type IndexStats struct {
 	// phase counter over all shard copies, less the operator's own (OperatorStatsGroup),
 	// divided by the primary shard count.
 	Searches int64
+	// SearchMillis is the time the index's shards spent in the query phase of those
+	// searches, counted as Searches is (less the operator's, over the primary count): its
+	// rate of change is how many searches are in flight on average (Little's law).
+	SearchMillis int64
 	// ActivePrimaries is the number of primary shards that are started. Health alone does
 	// not say it: an index being restored reports yellow before any primary is active.
 	ActivePrimaries int64
@@ -185,9 +189,11 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 					SizeInBytes int64 `json:"size_in_bytes"`
 				} `json:"store"`
 				Search struct {
-					QueryTotal int64 `json:"query_total"`
-					Groups     map[string]struct {
-						QueryTotal int64 `json:"query_total"`
+					QueryTotal  int64 `json:"query_total"`
+					QueryMillis int64 `json:"query_time_in_millis"`
+					Groups      map[string]struct {
+						QueryTotal  int64 `json:"query_total"`
+						QueryMillis int64 `json:"query_time_in_millis"`
 					} `json:"groups"`
 				} `json:"search"`
 			} `json:"total"`
@@ -209,11 +215,13 @@ func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 	p := stats.All.Primaries
 	search := stats.All.Total.Search
 	searches := search.QueryTotal - search.Groups[OperatorStatsGroup].QueryTotal
+	millis := search.QueryMillis - search.Groups[OperatorStatsGroup].QueryMillis
 	if health.ActivePrimaries > 0 {
 		searches /= health.ActivePrimaries
+		millis /= health.ActivePrimaries
 	}
 	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes,
-		Searches: searches, ActivePrimaries: health.ActivePrimaries}, nil
+		Searches: searches, SearchMillis: millis, ActivePrimaries: health.ActivePrimaries}, nil
 }
 
 // Refresh makes recent writes searchable.
