@@ -100,15 +100,22 @@ func newBenchStepCommands() []*cobra.Command {
 	var out string
 	prepare := &cobra.Command{
 		Use:   "prepare",
-		Short: "Workflow step: write the dataset into the index unless it holds it already",
+		Short: "Workflow step: write the dataset into the index unless it holds it already, then warm its nodes up",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, d, err := s.open()
 			if err != nil {
 				return err
 			}
 			recall, err := benchrun.Prepare(cmd.Context(), c, s.w, d, nil)
-			fmt.Fprintf(cmd.OutOrStdout(), "index %s ready; recall meaningful: %v\n", s.w.Index, recall)
-			return err
+			if err != nil {
+				return err
+			}
+			// The cells run in their own pods after this one: warm the nodes once here.
+			if err := bench.WarmUp(cmd.Context(), c, s.sweepConfig(d), 1); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "index %s ready and its nodes warm; recall meaningful: %v\n", s.w.Index, recall)
+			return nil
 		},
 	}
 	setSlices := &cobra.Command{

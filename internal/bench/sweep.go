@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -115,6 +116,7 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 	}
 	defer func() { err = errors.Join(err, restoreSlices(ctx, c, live)) }()
 	rep = Report{Index: cfg.Index, Segments: int(stats.Segments)}
+	warmed := map[string]bool{}
 	for _, s := range cfg.SliceCounts {
 		if err := SetSlices(ctx, c, cfg.Index, s); err != nil {
 			return rep, err
@@ -125,6 +127,12 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 		}
 		for _, v := range variants {
 			cfg.Variant = v
+			if !warmed[v.Name] && len(cfg.Clients) > 0 {
+				if err := WarmUp(ctx, c, cfg, slices.Max(cfg.Clients)); err != nil {
+					return rep, err
+				}
+				warmed[v.Name] = true
+			}
 			for _, clients := range cfg.Clients {
 				if err := Warmup(ctx, c, cfg, clients); err != nil {
 					return rep, err
@@ -182,6 +190,55 @@ func Warmup(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients 
 	}
 	_, err := runClients(ctx, c, cfg, clients, cfg.Warmup)
 	return err
+}
+
+// WarmUp searches with clients on cfg.Variant's nodes, in rounds of half cfg.Warmup, until
+// their throughput stops rising — the mean of the last warmRounds rounds within
+// warmPlateau of the rounds before — or for maxWarmUp, and discards what it measured. A node's first searches run on a cold JIT,
+// HTTP path and caches: on a node started a moment before, one client's throughput rose
+// from 90 searches per second in the first 1.5 s to 700 after 15 s and 970 after 45 s
+// (100,000 × 64 Lucene HNSW), so the first cell of a sweep, after a warm-up of seconds,
+// was measured up to 1.6 times as slow and costly as it is, skewing the tuner's table.
+// Nothing is measured when cfg.Warmup is 0.
+func WarmUp(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients int) error {
+	if cfg.Warmup <= 0 {
+		return nil
+	}
+	var rates []float64
+	round := max(cfg.Warmup/2, minWarmRound)
+	for start := time.Now(); time.Since(start) < maxWarmUp; {
+		load, err := runClients(ctx, c, cfg, clients, round)
+		if err != nil {
+			return err
+		}
+		if rates = append(rates, load.rate()); plateaued(rates) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// plateaued says the throughput of WarmUp's rounds stopped rising: the mean of the last
+// warmRounds within warmPlateau of the mean of the rounds before them.
+func plateaued(rates []float64) bool {
+	n := len(rates)
+	return n >= 2*warmRounds && mean(rates[n-warmRounds:]) <= mean(rates[n-2*warmRounds:n-warmRounds])*(1+warmPlateau)
+}
+
+// WarmUp's rounds (half a cell's warm-up each) and bounds.
+const (
+	minWarmRound = 500 * time.Millisecond
+	warmRounds   = 3
+	warmPlateau  = 0.03
+	maxWarmUp    = time.Minute
+)
+
+func mean(v []float64) float64 {
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
 }
 
 // Measure runs one cell for cfg.Duration under the slice setting in force, on cfg.Variant's
