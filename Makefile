@@ -7,7 +7,7 @@ $(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(su
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: image bench-simd bench-faiss-simd capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: image bench-simd bench-faiss-simd bench-replay capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot, and the demo's local
@@ -128,6 +128,13 @@ bench: tools real-parts
 ## sq7, byte and binary indexes of the same vectors on one local node (about 15 minutes)
 bench-simd: real-parts
 	hack/bench-simd.sh
+
+## bench-replay: the tuner's value over a day, simulated with the tuner's own code (no
+## cluster): the 1-4-8-4-1 client day over OpenSearch's published 32-core table and over a
+## sweep measured here on 2 cores; tables and plots in bin/bench/replay
+bench-replay:
+	go run ./cmd/vectorpilot bench replay --table internal/autotune/testdata/replay/big5-32-cores.json --out bin/bench/replay/big5-32-cores
+	go run ./cmd/vectorpilot bench replay --table internal/autotune/testdata/load-signal/100k-8seg-first.json --out bin/bench/replay/local-2-cores
 
 ## bench-faiss-simd: A/B of the faiss library variants (generic, avx2, avx512, avx512_spr where
 ## the CPU runs them) on one local node: graph build time, p90, throughput, recall; builds

@@ -16,7 +16,7 @@ import (
 
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmark k-NN indexes"}
-	cmd.AddCommand(newBenchLoadCommand(), newBenchSweepCommand(), newBenchRepresentationsCommand(), newBenchSIMDCompareCommand(), newBenchJVMOptionsCommand(), newBenchKNNSettingsCommand())
+	cmd.AddCommand(newBenchLoadCommand(), newBenchSweepCommand(), newBenchRepresentationsCommand(), newBenchSIMDCompareCommand(), newBenchJVMOptionsCommand(), newBenchKNNSettingsCommand(), newBenchReplayCommand())
 	cmd.AddCommand(newBenchStepCommands()...)
 	return cmd
 }

@@ -3,8 +3,10 @@ package bench
 import (
 	"bytes"
 	"encoding/xml"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 )
@@ -24,19 +26,27 @@ func TestWriteSVGIsWellFormedWithALinePerClientLevelPerPanel(t *testing.T) {
 	if err := WriteSVG(&buf, sampleReport()); err != nil {
 		t.Fatal(err)
 	}
-	dec := xml.NewDecoder(&buf)
+	if lines := polylines(t, &buf); lines != 4 {
+		t.Errorf("polylines = %d, want 2 client levels × 2 panels", lines)
+	}
+}
+
+// polylines counts the lines of a well-formed SVG.
+func polylines(t *testing.T, svg io.Reader) int {
+	t.Helper()
+	dec := xml.NewDecoder(svg)
 	lines := 0
 	for {
 		tok, err := dec.Token()
+		if err == io.EOF {
+			return lines
+		}
 		if err != nil {
-			break
+			t.Fatalf("SVG: %v", err)
 		}
 		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
 			lines++
 		}
-	}
-	if lines != 4 {
-		t.Errorf("polylines = %d, want 2 client levels × 2 panels", lines)
 	}
 }
 
@@ -94,5 +104,39 @@ func TestDiffering(t *testing.T) {
 		if got := Differing(tc.got, want); got != tc.diff {
 			t.Errorf("Differing(%v) = %d, want %d", tc.got, got, tc.diff)
 		}
+	}
+}
+
+// TestReplayMarkdown: a replay's table shows what the benchmark table measured and leaves
+// out, as absent, latencies it did not (a published table with p90 only), and says how the
+// tuner and the oracle compare with the best static setting that kept the budget.
+func TestReplayMarkdown(t *testing.T) {
+	table := autotune.Table{Results: []autotune.Measurement{
+		{SliceCount: 1, Clients: 1, P90Ms: 20, CPUPercent: 10}, {SliceCount: 1, Clients: 8, P90Ms: 30, CPUPercent: 50},
+		{SliceCount: 4, Clients: 1, P90Ms: 5, CPUPercent: 30}, {SliceCount: 4, Clients: 8, P90Ms: 25, CPUPercent: 99},
+	}}
+	schedule, _ := autotune.ParseSchedule("1x1m,8x1m")
+	runs, err := autotune.Replay(autotune.ReplayConfig{Table: table, Params: autotune.Params{HeadroomPercent: 20, MinGainPerCPUPercent: 0.1},
+		Sample: 10 * time.Second, Window: 30 * time.Second}, schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteReplayMarkdown(&b, table, 80, runs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| auto | — | ", "| static concurrent search off | — | 25.00 | — | 0 of 4 | 0 | — |", "| static 4 slices | — | 15.00 | — | 2 of 4 |",
+		"The best static setting within the budget is concurrent search off"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay table lacks %q:\n%s", want, out)
+		}
+	}
+	var svg bytes.Buffer
+	if err := WriteReplaySVG(&svg, "day", schedule, 30*time.Second, runs); err != nil {
+		t.Fatal(err)
+	}
+	if lines := polylines(t, &svg); lines != 1+len(runs) {
+		t.Errorf("polylines = %d, want the schedule and one per run (%d)", lines, len(runs))
 	}
 }
