@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -116,7 +115,11 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 	}
 	defer func() { err = errors.Join(err, restoreSlices(ctx, c, live)) }()
 	rep = Report{Index: cfg.Index, Segments: int(stats.Segments)}
-	warmed := map[string]bool{}
+	// Each variant's nodes are warmed up once, under the heaviest load the sweep measures.
+	warmed, mostClients := map[string]bool{}, 0
+	for _, n := range cfg.Clients {
+		mostClients = max(mostClients, n)
+	}
 	for _, s := range cfg.SliceCounts {
 		if err := SetSlices(ctx, c, cfg.Index, s); err != nil {
 			return rep, err
@@ -128,7 +131,7 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 		for _, v := range variants {
 			cfg.Variant = v
 			if !warmed[v.Name] && len(cfg.Clients) > 0 {
-				if err := WarmUp(ctx, c, cfg, slices.Max(cfg.Clients)); err != nil {
+				if err := WarmUp(ctx, c, cfg, mostClients); err != nil {
 					return rep, err
 				}
 				warmed[v.Name] = true

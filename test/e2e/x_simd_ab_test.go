@@ -98,15 +98,7 @@ func TestSIMDABOnTheRealNode(t *testing.T) {
 	run.Spec.Workload.Dataset.Generated.Count, run.Spec.Workload.Dataset.Generated.Queries = 10000, 100
 	run.Spec.Workload.Warmup, run.Spec.Workload.Duration = metav1.Duration{Duration: time.Second}, metav1.Duration{Duration: 3 * time.Second}
 	run.Spec.SliceCounts = []int32{1}
-	if err := k8s.Create(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), run) })
-	started := time.Now()
-	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("A/B BenchmarkRun Succeeded in %s", time.Since(started).Round(time.Second))
+	runToSuccess(t, run, "A/B")
 
 	// Each variant as the run observed it, against what its pod says.
 	if len(run.Status.Variants) != 2 {
@@ -194,15 +186,7 @@ func faissAB(t *testing.T, luceneIndex *v1alpha1.VectorIndex, luceneRun *v1alpha
 	run := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: luceneRun.Name + "-faiss", Namespace: luceneRun.Namespace}, Spec: *luceneRun.Spec.DeepCopy()}
 	run.Spec.IndexRef.Name = index.Name
 	run.Spec.Representations = nil
-	if err := k8s.Create(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), run) })
-	started := time.Now()
-	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("faiss A/B BenchmarkRun Succeeded in %s", time.Since(started).Round(time.Second))
+	runToSuccess(t, run, "faiss A/B")
 
 	libraries := map[string]string{}
 	for _, v := range run.Status.Variants {
@@ -229,6 +213,22 @@ func faissAB(t *testing.T, luceneIndex *v1alpha1.VectorIndex, luceneRun *v1alpha
 	} else {
 		t.Logf("simdRecommendation: %s (variant %s): %s", rec.Level, rec.Variant, rec.Reason)
 	}
+}
+
+// runToSuccess creates a BenchmarkRun, deleted when the test ends, and waits until it
+// succeeded.
+func runToSuccess(t *testing.T, run *v1alpha1.BenchmarkRun, what string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), run) })
+	started := time.Now()
+	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s BenchmarkRun Succeeded in %s", what, time.Since(started).Round(time.Second))
 }
 
 // faissLibraryLogged is the faiss library the k-NN plugin logged loading in a pod.
