@@ -27,8 +27,8 @@ type Measurement struct {
 	CPUPercent float64 `json:"cpuPercent"`
 	Recall     float64 `json:"recall,omitempty"`
 	// InFlight is the mean number of searches in flight on the index's shards during the
-	// cell (its query time per second of wall time, Little's law): the unit the tuner
-	// reads the live load in. 0 when not measured.
+	// cell (its query time per second of wall time, Little's law), with which the tuner
+	// reads the live load in clients. 0 when not measured.
 	InFlight float64 `json:"inFlight,omitempty"`
 }
 
@@ -235,17 +235,17 @@ func InFlight(queryMillis int64, elapsed time.Duration) float64 {
 // before in-flight figures and OpenSearch Benchmark's must be read. ok is false when the
 // table never measured the setting.
 func LiveClients(t Table, slices int, qps, inFlight float64) (clients float64, by string, ok bool) {
-	measured, withInFlight := false, false
+	seen, withInFlight := false, false
 	for _, m := range t.Results {
 		if m.SliceCount == slices {
-			measured = true
+			seen = true
 			withInFlight = withInFlight || m.InFlight > 0
 		}
 	}
 	switch {
 	case withInFlight:
 		return ClientsInFlight(t, slices, qps, inFlight), "searches in flight", true
-	case measured:
+	case seen:
 		c, _ := ClientsForRate(t, slices, qps)
 		return c, "throughput", true
 	}
