@@ -71,6 +71,9 @@ type ReplayRun struct {
 // alone, and with the oracle: for each step the setting with the lowest p90 whose CPU fits
 // the budget (the least CPU when none does). Auto starts at no load, as an idle index.
 func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
+	if len(schedule) == 0 {
+		return nil, fmt.Errorf("an empty schedule: nothing to replay")
+	}
 	if cfg.Sample <= 0 || cfg.Window <= 0 || cfg.Window%cfg.Sample != 0 {
 		return nil, fmt.Errorf("sample %s and window %s: the window must be a whole number of samples", cfg.Sample, cfg.Window)
 	}

@@ -95,4 +95,10 @@ func TestReplayDwellHoldsChanges(t *testing.T) {
 	if _, err := Replay(ReplayConfig{Table: table, Sample: 20 * time.Second, Window: 30 * time.Second}, schedule); err == nil {
 		t.Error("a window of 1.5 samples was accepted")
 	}
+	if _, err := Replay(ReplayConfig{Table: table, Sample: 10 * time.Second, Window: 30 * time.Second}, []Step{{Clients: 1, Duration: 45 * time.Second}}); err == nil {
+		t.Error("a step of 1.5 windows was accepted")
+	}
+	if _, err := Replay(cfg, nil); err == nil {
+		t.Error("an empty schedule was accepted")
+	}
 }
