@@ -6,9 +6,12 @@
 # same queries are run. The library each start loaded is read from the node's log.
 #   hack/bench-faiss-simd.sh [bench sweep flags, e.g. --count 50000 --dimension 128]
 # FAISS_LEVELS: the levels to compare (default: every level this CPU runs; the native
-# libraries of all of them are built first, KNN_NATIVE_VARIANTS=all). Results land in
-# bin/bench-faiss-simd/<level>/; a table of build time, p90 and throughput is printed, with
-# ratios against generic.
+# libraries of all of them are built first, KNN_NATIVE_VARIANTS=all). FAISS_VECTORS=binary
+# measures faiss binary HNSW with Hamming distance instead (bench representations
+# faiss-binary: each float dimension one bit, recall against the float neighbours), e.g.
+#   FAISS_VECTORS=binary hack/bench-faiss-simd.sh --count 100000 --dimension 768
+# Results land in bin/bench-faiss-simd/<level>/; a table of build time, p90, throughput and
+# recall is printed.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -39,14 +42,24 @@ for level in $levels; do
   bash "$ROOT_DIR/hack/opensearch.sh" stop "$node"
   OPENSEARCH_EXTRA_CONFIG="$out/$level.yml" bash "$ROOT_DIR/hack/opensearch.sh" start "$node" >/dev/null
   url=$(bash "$ROOT_DIR/hack/opensearch.sh" url "$node")
-  "$vp" bench sweep --url "$url" --create --engine faiss --segments 1 --slices 1 --clients 1,2 \
-    --warmup 5s --duration 15s --out "$out/$level" "$@" >"$out/$level.txt"
+  mkdir -p "$out/$level"
+  if [ "${FAISS_VECTORS:-float}" = binary ]; then
+    "$vp" bench representations --url "$url" --load --representations faiss-binary --clients 1,2 \
+      --exact-duration 0 --warmup 5s --duration 15s --variant "$level" --out "$out/$level/binary.json" "$@" >"$out/$level.txt"
+  else
+    "$vp" bench sweep --url "$url" --create --engine faiss --segments 1 --slices 1 --clients 1,2 \
+      --warmup 5s --duration 15s --out "$out/$level" "$@" >"$out/$level.txt"
+  fi
   loaded=$(bash "$ROOT_DIR/hack/opensearch.sh" logs "$node" | grep -o 'Loaded library: opensearchknn_faiss[a-z0-9_]*' | tail -1 | sed 's/.*: //')
   build=$(sed -n 's/^loaded .* in \([0-9hms.]*\)$/\1/p' "$out/$level.txt")
-  python3 - "$out/$level/results.json" "$level" "${loaded:-none}" "$build" <<'PY'
-import json, sys
-rep = json.load(open(sys.argv[1]))
-cells = {c["clients"]: c for c in rep["results"]}
-print(f"{sys.argv[2]:<11} {sys.argv[3]:<28} {sys.argv[4]:>10} {cells[1]['p90Ms']:>10.2f} {cells[1]['qps']:>10.1f} {cells[2]['qps']:>10.1f} {cells[1].get('recall', 0):>8.3f}")
+  python3 - "$out/$level" "$level" "${loaded:-none}" "$build" <<'PY'
+import json, os, sys
+folder, level, loaded, build = sys.argv[1:5]
+if os.path.exists(os.path.join(folder, "binary.json")):
+    rep = json.load(open(os.path.join(folder, "binary.json")))["results"][0]
+    cells, build = {c["clients"]: c for c in rep["hnsw"]}, f"{rep['loadSeconds']:.0f}s"
+else:
+    cells = {c["clients"]: c for c in json.load(open(os.path.join(folder, "results.json")))["results"]}
+print(f"{level:<11} {loaded:<28} {build:>10} {cells[1]['p90Ms']:>10.2f} {cells[1]['qps']:>10.1f} {cells[2]['qps']:>10.1f} {cells[1].get('recall', 0):>8.3f}")
 PY
 done

@@ -38,6 +38,8 @@ type RepresentationResult struct {
 	Representation
 	Index string `json:"index"`
 	Docs  int64  `json:"docs"`
+	// LoadSeconds is how long loading took, graphs built and merged, when this run loaded.
+	LoadSeconds float64 `json:"loadSeconds,omitempty"`
 	// HNSW are the approximate k-NN cells, one per client level, concurrent search off.
 	HNSW []Cell `json:"hnsw"`
 	// Exact is the brute-force cell (the k-NN scoring script over every document), nil
@@ -67,16 +69,20 @@ func MeasureRepresentations(ctx context.Context, c *opensearch.Client, cfg Repre
 	for _, rep := range cfg.Representations {
 		enc := NewEncoder(rep, cfg.Base)
 		index := cfg.Prefix + "-" + rep.Name
+		var loaded time.Duration
 		if cfg.Load {
 			progress("%s: loading %d vectors", index, cfg.Base.Len())
+			start := time.Now()
 			if err := loadRepresentation(ctx, c, cfg, index, rep, enc.Encode(cfg.Base)); err != nil {
 				return out, fmt.Errorf("%s: %w", index, err)
 			}
+			loaded = time.Since(start)
 		}
 		res, err := measureRepresentation(ctx, c, cfg, rep, index, enc.Encode(cfg.Queries))
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", index, err)
 		}
+		res.LoadSeconds = round2(loaded.Seconds())
 		progress("%s: %s", index, res.summary())
 		out = append(out, res)
 	}
