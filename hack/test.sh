@@ -47,8 +47,16 @@ leave_test_slice() {
   echo $$ >"$cpu_cgroup/cgroup.procs"
   rmdir "$test_slice" 2>/dev/null || true
 }
+# What the run leaves on the machine goes on exit, whatever the outcome; its scratch files too.
+scratch=()
+clean_up() {
+  rm -f "${scratch[@]}"
+  bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true
+  stop_orphaned_control_planes
+  leave_test_slice
+}
 enter_test_slice
-trap 'bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true; stop_orphaned_control_planes; leave_test_slice' EXIT
+trap clean_up EXIT
 started=$(bash hack/opensearch.sh start "$node")
 printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
@@ -61,18 +69,38 @@ export VECTORPILOT_OPENSEARCH_URL
 # timed queries out while the operator stopped one pod at a time and none while a holder of
 # its copies was down (docs/managed-clusters.md, rolling restarts). The finding stays reproducible:
 # VECTORPILOT_E2E_CPU_HOG=1, or hack/test.sh ./controllers beside hack/test.sh ./test/e2e.
-# Every step runs; the run fails if any did.
+# Every step runs; the run fails if any did. At the end, where the time went: each step's
+# wall time and the slowest packages (go test's own lines stay as they are, above).
 rc=0
+steps=()
+output=$(mktemp)
+packages=$(mktemp)
+scratch+=("$output" "$packages")
+step() {
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" 2>&1 | tee "$output" || status=$?
+  steps+=("$(printf '%-30s %6ds' "$name" $((SECONDS - start)))")
+  [ "$status" -eq 0 ] || steps[-1]+=" (failed)"
+  # go test's closing line per package: "ok  <TAB>path<TAB>12.3s", or FAIL.
+  awk -F'\t' -v step="$name" '$1 ~ /^(ok|FAIL) *$/ && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); printf "%8.1fs  %-4s %s (%s)\n", t, $1, $2, step }' "$output" >>"$packages"
+  return "$status"
+}
 if [ $# -gt 0 ]; then
-  go test -count=1 -timeout 60m "$@" || rc=1
+  step "go test $*" go test -count=1 -timeout 60m "$@" || rc=1
 else
   mapfile -t others < <(go list ./... | grep -v '/test/e2e$')
-  go test -count=1 -timeout 60m "${others[@]}" || rc=1
-  go test -count=1 -timeout 60m ./test/e2e || rc=1
+  step "packages but test/e2e" go test -count=1 -timeout 60m "${others[@]}" || rc=1
+  step "test/e2e (the real node)" go test -count=1 -timeout 60m ./test/e2e || rc=1
   # The Argo CD health checks, in a module of their own (test/argocd: Argo CD's Kubernetes
   # libraries are older than the operator's), and the race detector over every package's
   # tests that need no real part (-short).
-  (cd test/argocd && go test -count=1 ./...) || rc=1
-  go test -race -short -count=1 ./... || rc=1
+  step "test/argocd" bash -c 'cd test/argocd && go test -count=1 ./...' || rc=1
+  step "race detector (-short)" go test -race -short -count=1 ./... || rc=1
 fi
+echo
+echo "time by step:"
+printf '  %s\n' "${steps[@]}"
+echo "slowest packages:"
+sort -rn "$packages" | head -8 | sed 's/^/  /'
 [ "$rc" -eq 0 ]
