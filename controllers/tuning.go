@@ -23,9 +23,10 @@ import (
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 
 // tune runs the autotuner when spec.tuning.mode is Auto: the benchmark table and the live
-// search rate go in, a slice setting comes out and is applied by the next step. A tuner
-// that cannot decide never blocks the index: the spec's own settings stay in force and
-// the Tuned condition says why.
+// load go in, a slice setting comes out and is applied by the next step. It reads what the
+// decision needs first (the table, the index's and the nodes' counters), decides with pure
+// functions (decideTuning), then records and announces. A tuner that cannot decide never
+// blocks the index: the spec's own settings stay in force and the Tuned condition says why.
 func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	vi := run.vi
 	spec := vi.Spec.Tuning
@@ -43,31 +44,58 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: vi.Generation})
 		return nil
 	}
+	// Gather.
 	table, err := r.benchmarkTable(ctx, vi, spec.BenchmarkRef)
 	if err != nil {
 		return notTuned(v1alpha1.ReasonBenchmarkMissing, err.Error())
 	}
-	exportTable(vi, table)
-	metrics.TuningHeadroom.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name).Set(float64(spec.CPUHeadroomPercent))
 	stats, err := run.indexStats(ctx)
 	if err != nil {
 		return err
 	}
-	prev := vi.Status.Tuning
-	now := metav1.Now()
-	st := &v1alpha1.TuningStatus{QueryTotal: stats.Searches, QueryMillis: stats.SearchMillis, SampledAt: &now, Segments: stats.Segments}
-	params := autotune.Params{
-		HeadroomPercent:   float64(spec.CPUHeadroomPercent),
-		HysteresisPercent: float64(spec.HysteresisPercent),
+	nodes, err := run.osClient.NodeStats(ctx, "")
+	if err != nil {
+		return err
 	}
+	// Decide.
+	t, err := decideTuning(*spec, vi.Status.Tuning, table, stats, nodes, appliedSlices(run), metav1.Now())
+	if err != nil {
+		return notTuned(v1alpha1.ReasonBenchmarkInvalid, err.Error())
+	}
+	// Act: status, Events, metrics; the settings step applies the choice.
+	r.recordTuning(vi, table, t)
+	slices := int(t.status.SliceCount)
+	run.tunedSlices = &slices
+	return nil
+}
+
+// tuning is one decision of the tuner and what it was made from.
+type tuning struct {
+	status *v1alpha1.TuningStatus
+	// current is the setting applied when it was made.
+	current int
+	// observedCPU and predictedCPU are the closed loop's sample (nil without one);
+	// correction its factor, corrected why it changed ("" when it did not).
+	observedCPU, predictedCPU *float64
+	correction                float64
+	corrected                 string
+}
+
+// decideTuning is the tuner's decision from what was read: the live load since the last
+// sample (Little's law over the index's counters, in the table's clients), the closed
+// loop's CPU sample against the table's prediction for the applied setting, the corrected
+// table's choice under the dwell. prev is the last decision's status.
+func decideTuning(spec v1alpha1.TuningSpec, prev *v1alpha1.TuningStatus, table autotune.Table, stats opensearch.IndexStats, nodes opensearch.NodeStats,
+	current int, now metav1.Time) (tuning, error) {
+	st := &v1alpha1.TuningStatus{QueryTotal: stats.Searches, QueryMillis: stats.SearchMillis, SampledAt: &now, Segments: stats.Segments}
+	params := autotune.Params{HeadroomPercent: float64(spec.CPUHeadroomPercent), HysteresisPercent: float64(spec.HysteresisPercent), Current: &current}
+	var err error
 	if params.MinGainPerCPUPercent, err = strconv.ParseFloat(spec.MinGainPerCPUPercent, 64); err != nil && spec.MinGainPerCPUPercent != "" {
-		return notTuned(v1alpha1.ReasonBenchmarkInvalid, "spec.tuning.minGainPerCpuPercent: "+err.Error())
+		return tuning{}, fmt.Errorf("spec.tuning.minGainPerCpuPercent: %w", err)
 	}
 	for _, c := range spec.SliceCandidates {
 		params.Candidates = append(params.Candidates, int(c))
 	}
-	current := appliedSlices(run)
-	params.Current = &current
 	// Load: the searches in flight since the last sample (Little's law over the index's
 	// query time) and the search rate, in the benchmark's unit (clients). A sample across a
 	// restart (counters went back) or from an operator that kept no query time only starts
@@ -84,39 +112,23 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 			}
 		}
 	}
-	var correction autotune.Feedback
-	if st.CPU, correction, err = r.observeCPU(ctx, run, prev, table, current, params.Clients, now); err != nil {
-		return err
-	}
-	corrected := autotune.Corrected(table, correction.Correction)
+	t := tuning{status: st, current: current}
+	fb := t.observeCPU(spec, prev, table, nodes, params.Clients, now)
+	corrected := autotune.Corrected(table, fb.Correction)
 	d, err := autotune.Decide(corrected, params)
 	if err != nil {
-		return notTuned(v1alpha1.ReasonBenchmarkInvalid, err.Error())
+		return tuning{}, err
 	}
 	if prev != nil && prev.DecidedAt != nil && spec.MinDwell != nil {
 		d = autotune.Dwell(corrected, params, d, prev.DecidedAt.Time, now.Time, spec.MinDwell.Duration)
 	}
 	st.SliceCount, st.Reason = int32(d.SliceCount), d.Reason
-	st.PredictedP90Ms = decimal(d.PredictedP90Ms)
-	st.PredictedCPUPercent = decimal(d.PredictedCPUPercent)
+	st.PredictedP90Ms, st.PredictedCPUPercent = decimal(d.PredictedP90Ms), decimal(d.PredictedCPUPercent)
 	st.DecidedAt = &now
 	if prev != nil && prev.SliceCount == st.SliceCount && prev.DecidedAt != nil {
 		st.DecidedAt = prev.DecidedAt
 	}
-	if prev == nil || prev.SliceCount != st.SliceCount {
-		change := fmt.Sprintf("slice setting %d → %d", current, d.SliceCount)
-		if current == d.SliceCount {
-			change = fmt.Sprintf("slice setting %d (already applied)", current)
-		}
-		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonTuned, "Tune", "%s %s: %s", change, liveLoad(st), d.Reason)
-	}
-	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(current, d.SliceCount)).Inc()
-	vi.Status.Tuning = st
-	slices := d.SliceCount
-	run.tunedSlices = &slices
-	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonTuned,
-		Message: fmt.Sprintf("slice setting %d: %s", d.SliceCount, d.Reason), ObservedGeneration: vi.Generation})
-	return nil
+	return t, nil
 }
 
 // observeCPU is the closed loop's sample: the nodes' OpenSearch process CPU since the
@@ -125,12 +137,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 // interval, folded into the correction the status keeps. A sample spanning a node restart
 // or a change of nodes (the counters went back, the processors changed) only starts the
 // next interval.
-func (r *VectorIndexReconciler) observeCPU(ctx context.Context, run *indexRun, prev *v1alpha1.TuningStatus, table autotune.Table, current int, clients float64, now metav1.Time) (*v1alpha1.TuningCPU, autotune.Feedback, error) {
-	vi, spec := run.vi, run.vi.Spec.Tuning
-	nodes, err := run.osClient.NodeStats(ctx, "")
-	if err != nil {
-		return nil, autotune.Feedback{}, err
-	}
+func (t *tuning) observeCPU(spec v1alpha1.TuningSpec, prev *v1alpha1.TuningStatus, table autotune.Table, nodes opensearch.NodeStats, clients float64, now metav1.Time) autotune.Feedback {
 	var was *v1alpha1.TuningCPU
 	if prev != nil {
 		was = prev.CPU
@@ -143,18 +150,15 @@ func (r *VectorIndexReconciler) observeCPU(ctx context.Context, run *indexRun, p
 	if was != nil && prev.SampledAt != nil && was.Processors == out.Processors && out.Processors > 0 && nodes.ProcessCPUMillis >= was.ProcessCPUMillis {
 		if elapsed := now.Sub(prev.SampledAt.Time); elapsed > 0 {
 			observed := opensearch.CPUPercent(nodes.ProcessCPUMillis-was.ProcessCPUMillis, elapsed, nodes.Processors)
-			predicted := autotune.PredictedCPU(table, current, clients)
+			predicted := autotune.PredictedCPU(table, t.current, clients)
 			out.ObservedPercent, out.PredictedPercent = decimal(observed), decimal(predicted)
-			metrics.TuningObservedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(observed)
-			metrics.TuningPredictedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(predicted)
+			t.observedCPU, t.predictedCPU = &observed, &predicted
 			loop := autotune.Loop{TolerancePercent: float64(spec.CPUTolerancePercent)}
 			if spec.CPUWindow != nil {
 				loop.Window = spec.CPUWindow.Duration
 			}
-			var why string
-			if fb, why = fb.Observe(autotune.Sample{End: now.Time, Seconds: elapsed.Seconds(), ObservedCPUPercent: observed, PredictedCPUPercent: predicted}, loop); why != "" {
-				out.CorrectedAt, out.Reason = &now, why
-				r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonCPUCorrected, "Tune", "%s", why)
+			if fb, t.corrected = fb.Observe(autotune.Sample{End: now.Time, Seconds: elapsed.Seconds(), ObservedCPUPercent: observed, PredictedCPUPercent: predicted}, loop); t.corrected != "" {
+				out.CorrectedAt, out.Reason = &now, t.corrected
 			}
 		}
 	}
@@ -163,8 +167,37 @@ func (r *VectorIndexReconciler) observeCPU(ctx context.Context, run *indexRun, p
 		out.DisagreeingSince = &metav1.Time{Time: fb.OutOfBandSince}
 		out.Above, out.WindowObserved, out.WindowPredicted = fb.Above, decimal(fb.WindowObserved), decimal(fb.WindowPredicted)
 	}
-	metrics.TuningCPUCorrection.WithLabelValues(vi.Namespace, vi.Name).Set(fb.Correction)
-	return out, fb, nil
+	t.status.CPU, t.correction = out, fb.Correction
+	return fb
+}
+
+// recordTuning writes a decision into the index's status and Tuned condition, announces a
+// change of the setting and of the CPU correction as Events, and exports the table and the
+// loop's figures as metrics.
+func (r *VectorIndexReconciler) recordTuning(vi *v1alpha1.VectorIndex, table autotune.Table, t tuning) {
+	prev, st := vi.Status.Tuning, t.status
+	exportTable(vi, table)
+	metrics.TuningHeadroom.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name).Set(float64(vi.Spec.Tuning.CPUHeadroomPercent))
+	if t.observedCPU != nil {
+		metrics.TuningObservedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(*t.observedCPU)
+		metrics.TuningPredictedCPU.WithLabelValues(vi.Namespace, vi.Name).Set(*t.predictedCPU)
+	}
+	metrics.TuningCPUCorrection.WithLabelValues(vi.Namespace, vi.Name).Set(t.correction)
+	if t.corrected != "" {
+		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonCPUCorrected, "Tune", "%s", t.corrected)
+	}
+	chosen := int(st.SliceCount)
+	if prev == nil || prev.SliceCount != st.SliceCount {
+		change := fmt.Sprintf("slice setting %d → %d", t.current, chosen)
+		if t.current == chosen {
+			change = fmt.Sprintf("slice setting %d (already applied)", t.current)
+		}
+		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonTuned, "Tune", "%s %s: %s", change, liveLoad(st), st.Reason)
+	}
+	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(t.current, chosen)).Inc()
+	vi.Status.Tuning = st
+	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonTuned,
+		Message: fmt.Sprintf("slice setting %d: %s", chosen, st.Reason), ObservedGeneration: vi.Generation})
 }
 
 // feedbackOf reads the loop's memory back from the status (a correction of 1 when none).
