@@ -19,6 +19,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -236,7 +237,7 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	var texts []string
 	for _, c := range [][2]int{{1, 1}, {1, 2}, {4, 1}, {4, 2}} {
 		cell := benchrun.StepCell{Cores: 2, Segments: 4, RecallValid: true, CPUValid: true}
-		cell.SliceCount, cell.Clients = c[0], c[1]
+		cell.SliceCount, cell.Clients = indexspec.Slices(c[0]), c[1]
 		cell.P50Ms, cell.P90Ms, cell.P99Ms, cell.QPS, cell.CPUPercent, cell.Recall = 2, 4-float64(c[0])/2, 8, 300*float64(c[1]), 30*float64(c[1])+float64(c[0]), 0.99
 		raw, _ := json.Marshal(cell)
 		texts = append(texts, string(raw))

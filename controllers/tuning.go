@@ -58,14 +58,14 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		return err
 	}
 	// Decide.
-	t, err := decideTuning(*spec, vi.Status.Tuning, table, stats, nodes, appliedSlices(run), metav1.Now())
+	t, err := decideTuning(*spec, vi.Status.Tuning, table, stats, nodes, indexspec.SlicesOf(run.live.Settings), metav1.Now())
 	if err != nil {
 		return notTuned(v1alpha1.ReasonBenchmarkInvalid, err.Error())
 	}
 	// Act: status, Events, metrics; the settings step applies the choice.
 	r.recordTuning(vi, table, t)
-	slices := int(t.status.SliceCount)
-	run.tunedSlices = &slices
+	chosen := indexspec.Slices(t.status.SliceCount)
+	run.tunedSlices = &chosen
 	return nil
 }
 
@@ -73,7 +73,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 type tuning struct {
 	status *v1alpha1.TuningStatus
 	// current is the setting applied when it was made.
-	current int
+	current indexspec.Slices
 	// observedCPU and predictedCPU are the closed loop's sample (nil without one);
 	// correction its factor, corrected why it changed ("" when it did not).
 	observedCPU, predictedCPU *float64
@@ -86,7 +86,7 @@ type tuning struct {
 // loop's CPU sample against the table's prediction for the applied setting, the corrected
 // table's choice under the dwell. prev is the last decision's status.
 func decideTuning(spec v1alpha1.TuningSpec, prev *v1alpha1.TuningStatus, table autotune.Table, stats opensearch.IndexStats, nodes opensearch.NodeStats,
-	current int, now metav1.Time) (tuning, error) {
+	current indexspec.Slices, now metav1.Time) (tuning, error) {
 	st := &v1alpha1.TuningStatus{QueryTotal: stats.Searches, QueryMillis: stats.SearchMillis, SampledAt: &now, Segments: stats.Segments}
 	params := autotune.Params{HeadroomPercent: float64(spec.CPUHeadroomPercent), HysteresisPercent: float64(spec.HysteresisPercent), Current: &current}
 	var err error
@@ -94,7 +94,7 @@ func decideTuning(spec v1alpha1.TuningSpec, prev *v1alpha1.TuningStatus, table a
 		return tuning{}, fmt.Errorf("spec.tuning.minGainPerCpuPercent: %w", err)
 	}
 	for _, c := range spec.SliceCandidates {
-		params.Candidates = append(params.Candidates, int(c))
+		params.Candidates = append(params.Candidates, indexspec.Slices(c))
 	}
 	// Load: the searches in flight since the last sample (Little's law over the index's
 	// query time) and the search rate, in the benchmark's unit (clients). A sample across a
@@ -186,7 +186,7 @@ func (r *VectorIndexReconciler) recordTuning(vi *v1alpha1.VectorIndex, table aut
 	if t.corrected != "" {
 		r.Recorder.Eventf(vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonCPUCorrected, "Tune", "%s", t.corrected)
 	}
-	chosen := int(st.SliceCount)
+	chosen := indexspec.Slices(st.SliceCount)
 	if prev == nil || prev.SliceCount != st.SliceCount {
 		change := fmt.Sprintf("slice setting %d → %d", t.current, chosen)
 		if t.current == chosen {
@@ -222,22 +222,13 @@ func decimal(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 // exportTable publishes the benchmark table the index is tuned from.
 func exportTable(vi *v1alpha1.VectorIndex, t autotune.Table) {
 	for _, m := range t.Results {
-		slices, clients := strconv.Itoa(m.SliceCount), strconv.Itoa(m.Clients)
+		slices, clients := strconv.Itoa(int(m.SliceCount)), strconv.Itoa(m.Clients)
 		metrics.BenchmarkP90.WithLabelValues(vi.Namespace, vi.Name, slices, clients).Set(m.P90Ms / 1000)
 		metrics.BenchmarkCPU.WithLabelValues(vi.Namespace, vi.Name, slices, clients).Set(m.CPUPercent)
 	}
 }
 
-// appliedSlices is the slice setting in force on the live index, in the slice encoding.
-func appliedSlices(run *indexRun) int {
-	if run.live.Settings[indexspec.SettingConcurrentMode] == "none" {
-		return 1
-	}
-	n, _ := strconv.Atoi(run.live.Settings[indexspec.SettingMaxSliceCount])
-	return n
-}
-
-func decisionKind(from, to int) string {
+func decisionKind(from, to indexspec.Slices) string {
 	if from == to {
 		return "kept"
 	}

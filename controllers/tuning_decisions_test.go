@@ -9,6 +9,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -44,7 +45,7 @@ func TestDecideTuning(t *testing.T) {
 		prev     *v1alpha1.TuningStatus
 		stats    opensearch.IndexStats
 		cpu      int64
-		current  int
+		current  indexspec.Slices
 		now      metav1.Time
 		slices   int32
 		load     string // status.tuning.loadClients

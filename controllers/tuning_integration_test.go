@@ -20,6 +20,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -288,7 +289,7 @@ func TestTunerReadsTheLiveLoadInClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := bench.Sweep(e.ctx, osClient, bench.SweepConfig{Index: vi.Spec.IndexName, Field: "embedding", Queries: queries, Exact: dataset.ExactKNN(base, queries, 10), K: 10,
-		SliceCounts: []int{1}, Clients: []int{1, 2}, Warmup: 2 * time.Second, Duration: 5 * time.Second})
+		SliceCounts: []indexspec.Slices{indexspec.SlicesOff}, Clients: []int{1, 2}, Warmup: 2 * time.Second, Duration: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
@@ -109,7 +108,7 @@ type indexRun struct {
 	// progressing is set by a step that changed OpenSearch and expects more to settle.
 	progressing string
 	// tunedSlices is the autotuner's slice setting, nil when tuning is off or undecided.
-	tunedSlices *int
+	tunedSlices *indexspec.Slices
 	// stats are the index figures read once per reconcile, by the first step that needs them.
 	stats *opensearch.IndexStats
 	// benchmarking: a BenchmarkRun is measuring the index; it owns the slice settings.
@@ -630,9 +629,9 @@ func (r *VectorIndexReconciler) addFields(ctx context.Context, run *indexRun) er
 // none and Lucene's default slicing both have no max_slice_count).
 func sliceColumn(mode string, maxSliceCount int32) string {
 	if mode == "none" {
-		return bench.SliceLabel(1)
+		return indexspec.SlicesOff.Short()
 	}
-	label := bench.SliceLabel(int(maxSliceCount))
+	label := indexspec.Slices(maxSliceCount).Short()
 	if maxSliceCount == 1 {
 		label = "1"
 	}
@@ -665,7 +664,7 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 		source = "autotune"
 	}
 	metrics.SliceCount.DeletePartialMatch(map[string]string{"namespace": run.vi.Namespace, "index": run.vi.Name})
-	metrics.SliceCount.WithLabelValues(run.vi.Namespace, run.vi.Name, source).Set(float64(appliedSlices(run)))
+	metrics.SliceCount.WithLabelValues(run.vi.Namespace, run.vi.Name, source).Set(float64(indexspec.SlicesOf(run.live.Settings)))
 	// An index is settled once every primary shard is started (a restoring index reports
 	// yellow before any is).
 	if active, want := stats.ActivePrimaries, int64(run.vi.Spec.Shards); active < want {

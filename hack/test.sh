@@ -87,7 +87,7 @@ step() {
   return "$status"
 }
 if [ $# -gt 0 ]; then
-  step "go test $*" go test -count=1 -timeout 60m "$@" || rc=1
+  step "go test" go test -count=1 -timeout 60m "$@" || rc=1
 else
   mapfile -t others < <(go list ./... | grep -v '/test/e2e$')
   step "packages but test/e2e" go test -count=1 -timeout 60m "${others[@]}" || rc=1

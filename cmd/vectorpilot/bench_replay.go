@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // newBenchReplayCommand replays a day-shaped load over a benchmark table with the tuner's
@@ -49,7 +50,7 @@ changes and the lag from each load step to the change, and writes replay.md and 
 			if err != nil {
 				return err
 			}
-			params := autotune.Params{HeadroomPercent: headroom, MinGainPerCPUPercent: minGain, HysteresisPercent: hysteresis, Candidates: candidates}
+			params := autotune.Params{HeadroomPercent: headroom, MinGainPerCPUPercent: minGain, HysteresisPercent: hysteresis, Candidates: asSlices(candidates)}
 			runs, err := autotune.Replay(autotune.ReplayConfig{Table: table, Params: params, Sample: sample, Window: window, MinDwell: dwell}, steps)
 			if err != nil {
 				return err
@@ -91,4 +92,13 @@ changes and the lag from each load step to the change, and writes replay.md and 
 	f.StringVar(&outDir, "out", "", "folder for replay.md and replay.svg")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
+}
+
+// asSlices reads slice-setting flags (1 off, 0 Lucene's default slicing, N slices).
+func asSlices(ints []int) []indexspec.Slices {
+	out := make([]indexspec.Slices, 0, len(ints))
+	for _, n := range ints {
+		out = append(out, indexspec.Slices(n))
+	}
+	return out
 }

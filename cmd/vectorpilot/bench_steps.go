@@ -21,6 +21,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/osb"
 )
@@ -126,7 +127,7 @@ func newBenchStepCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return bench.SetSlices(cmd.Context(), c, s.w.Index, slices)
+			return bench.SetSlices(cmd.Context(), c, s.w.Index, indexspec.Slices(slices))
 		},
 	}
 	warmup := &cobra.Command{
@@ -157,7 +158,7 @@ func newBenchStepCommands() []*cobra.Command {
 				}
 				step.VariantNodes = &observed
 			}
-			cell, cores, err := bench.Measure(cmd.Context(), c, s.sweepConfig(d), slices, clients)
+			cell, cores, err := bench.Measure(cmd.Context(), c, s.sweepConfig(d), indexspec.Slices(slices), clients)
 			if err != nil {
 				return err
 			}
@@ -338,7 +339,7 @@ func newBenchOSBCellCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m.SliceCount, m.Clients = slices, clients
+			m.SliceCount, m.Clients = indexspec.Slices(slices), clients
 			return writeJSON(out, benchrun.StepCell{Cell: bench.Cell{Measurement: m}, RecallValid: m.Recall > 0})
 		},
 	}
@@ -385,7 +386,7 @@ func newBenchChartCommand() *cobra.Command {
 				fmt.Fprintln(out, bench.Row(cell))
 			}
 			for _, r := range run.Status.Recommendations {
-				fmt.Fprintf(out, "  at %d client(s): %s (%s)\n", r.Clients, bench.SliceLabel(int(r.SliceCount)), r.Reason)
+				fmt.Fprintf(out, "  at %d client(s): %s (%s)\n", r.Clients, indexspec.Slices(r.SliceCount).Short(), r.Reason)
 			}
 			return writeSweepOutputs(outDir, rep)
 		},

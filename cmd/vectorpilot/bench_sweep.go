@@ -86,7 +86,7 @@ func runSweep(cmd *cobra.Command, o *sweepOptions) error {
 	fmt.Fprintln(out, bench.TableHeader)
 	rep, err := bench.Sweep(ctx, c, bench.SweepConfig{
 		Index: o.index, Field: o.field, Queries: queries, Exact: exact, K: o.k,
-		SliceCounts: o.slices, Clients: o.clients, Warmup: o.warmup, Duration: o.duration,
+		SliceCounts: asSlices(o.slices), Clients: o.clients, Warmup: o.warmup, Duration: o.duration,
 		OnCell: func(cell bench.Cell) { fmt.Fprintln(out, bench.Row(cell)) },
 	})
 	if err != nil {
@@ -211,10 +211,10 @@ func printTunerVsOracle(cmd *cobra.Command, rep bench.Report, o *sweepOptions) {
 			}
 		}
 		if oracle == nil || chosen == nil {
-			fmt.Fprintf(out, "  %d clients: tuner %s (%s); no cell fits the CPU budget\n", clients, bench.SliceLabel(d.SliceCount), d.Reason)
+			fmt.Fprintf(out, "  %d clients: tuner %s (%s); no cell fits the CPU budget\n", clients, d.SliceCount.Short(), d.Reason)
 			continue
 		}
 		fmt.Fprintf(out, "  %d clients: tuner %-6s p90 %6.2f ms cpu %5.1f%% | oracle %-6s p90 %6.2f ms cpu %5.1f%% | tuned p90 = %.0f%% of oracle's\n    reason: %s\n",
-			clients, bench.SliceLabel(d.SliceCount), chosen.P90Ms, chosen.CPUPercent, bench.SliceLabel(oracle.SliceCount), oracle.P90Ms, oracle.CPUPercent, chosen.P90Ms/oracle.P90Ms*100, d.Reason)
+			clients, d.SliceCount.Short(), chosen.P90Ms, chosen.CPUPercent, oracle.SliceCount.Short(), oracle.P90Ms, oracle.CPUPercent, chosen.P90Ms/oracle.P90Ms*100, d.Reason)
 	}
 }

@@ -8,14 +8,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // newTuneCommand prints the autotuner's choice for a benchmark table as JSON.
 func newTuneCommand() *cobra.Command {
 	var (
-		input   string
-		params  autotune.Params
-		current int
+		input      string
+		params     autotune.Params
+		current    int
+		candidates []int
 	)
 	cmd := &cobra.Command{
 		Use:   "tune",
@@ -29,8 +31,10 @@ func newTuneCommand() *cobra.Command {
 			if err := json.Unmarshal(raw, &table); err != nil {
 				return fmt.Errorf("%s: %w", input, err)
 			}
+			params.Candidates = asSlices(candidates)
 			if cmd.Flags().Changed("current") {
-				params.Current = &current
+				setting := indexspec.Slices(current)
+				params.Current = &setting
 			}
 			d, err := autotune.Decide(table, params)
 			if err != nil {
@@ -47,7 +51,7 @@ func newTuneCommand() *cobra.Command {
 	f.Float64Var(&params.Clients, "clients", 1, "load level to tune for, in benchmark clients (fractions interpolate)")
 	f.Float64Var(&params.MinGainPerCPUPercent, "min-gain-per-cpu", 1, "least p90 cut, in percent, one extra CPU point must buy")
 	f.Float64Var(&params.HysteresisPercent, "hysteresis", 5, "keep --current while the best predicts a p90 at most this much lower")
-	f.IntSliceVar(&params.Candidates, "candidates", nil, "slice settings to consider (1 off, 0 Lucene's default, N slices); default all measured")
+	f.IntSliceVar(&candidates, "candidates", nil, "slice settings to consider (1 off, 0 Lucene's default, N slices); default all measured")
 	f.IntVar(&current, "current", 0, "slice setting applied now, for hysteresis")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd

@@ -4,28 +4,31 @@
 // latency per extra CPU point, and keeping the current setting when the gain is too small
 // to be worth a change. It is a pure function of its inputs.
 //
-// Slice encoding, as everywhere in vectorpilot: 1 = concurrent search off for the index,
-// 0 = Lucene's default slicing, N >= 2 = index.search.concurrent.max_slice_count N.
+// Slice settings are indexspec.Slices: 1 concurrent search off for the index, 0 Lucene's
+// default slicing, N >= 2 index.search.concurrent.max_slice_count N.
 package autotune
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // Measurement is one benchmark cell: a slice setting under a client load.
 type Measurement struct {
-	SliceCount int     `json:"sliceCount"`
-	Clients    int     `json:"clients"`
-	P50Ms      float64 `json:"p50Ms"`
-	P90Ms      float64 `json:"p90Ms"`
-	P99Ms      float64 `json:"p99Ms"`
-	QPS        float64 `json:"qps"`
-	CPUPercent float64 `json:"cpuPercent"`
-	Recall     float64 `json:"recall,omitempty"`
+	SliceCount indexspec.Slices `json:"sliceCount"`
+	Clients    int              `json:"clients"`
+	P50Ms      float64          `json:"p50Ms"`
+	P90Ms      float64          `json:"p90Ms"`
+	P99Ms      float64          `json:"p99Ms"`
+	QPS        float64          `json:"qps"`
+	CPUPercent float64          `json:"cpuPercent"`
+	Recall     float64          `json:"recall,omitempty"`
 	// InFlight is the mean number of searches in flight on the index's shards during the
 	// cell (its query time per second of wall time, Little's law), with which the tuner
 	// reads the live load in clients. 0 when not measured.
@@ -50,9 +53,9 @@ type Params struct {
 	// levels it is interpolated.
 	Clients float64
 	// Candidates limits the settings considered; empty means every measured one.
-	Candidates []int
+	Candidates []indexspec.Slices
 	// Current is the slice count applied now, nil when none is known.
-	Current *int
+	Current *indexspec.Slices
 	// HysteresisPercent: the current setting is kept while the best one predicts a p90 no
 	// more than this much lower and the current one fits the headroom.
 	HysteresisPercent float64
@@ -60,15 +63,15 @@ type Params struct {
 
 // Decision is the tuner's choice and why.
 type Decision struct {
-	SliceCount          int     `json:"sliceCount"`
-	Reason              string  `json:"reason"`
-	PredictedP90Ms      float64 `json:"predictedP90Ms"`
-	PredictedCPUPercent float64 `json:"predictedCpuPercent"`
+	SliceCount          indexspec.Slices `json:"sliceCount"`
+	Reason              string           `json:"reason"`
+	PredictedP90Ms      float64          `json:"predictedP90Ms"`
+	PredictedCPUPercent float64          `json:"predictedCpuPercent"`
 }
 
 // prediction is one setting's expected latency and CPU at the requested load.
 type prediction struct {
-	slices        int
+	setting       indexspec.Slices
 	p50, p90, p99 float64
 	cpu           float64
 	note          string
@@ -76,7 +79,7 @@ type prediction struct {
 
 // measured is a cell as a prediction.
 func measured(m Measurement, note string) prediction {
-	return prediction{slices: m.SliceCount, p50: m.P50Ms, p90: m.P90Ms, p99: m.P99Ms, cpu: m.CPUPercent, note: note}
+	return prediction{setting: m.SliceCount, p50: m.P50Ms, p90: m.P90Ms, p99: m.P99Ms, cpu: m.CPUPercent, note: note}
 }
 
 // ErrNoMeasurement says no candidate setting has any measurement, so nothing can be chosen.
@@ -97,12 +100,12 @@ func Decide(t Table, p Params) (Decision, error) {
 	}
 	if len(feasible) == 0 {
 		least := preds[0] // sorted by CPU
-		return decision(least, fmt.Sprintf("no setting keeps CPU under %.0f%% at %.1f clients; %s uses the least CPU%s", budget, p.Clients, label(least.slices), least.note)), nil
+		return decision(least, fmt.Sprintf("no setting keeps CPU under %.0f%% at %.1f clients; %s uses the least CPU%s", budget, p.Clients, least.setting, least.note)), nil
 	}
 	// Walk from the cheapest setting up, moving only when the p90 bought per extra CPU
 	// point is worth it.
 	best := feasible[0]
-	reason := fmt.Sprintf("%s is the cheapest setting under %.0f%% CPU", label(best.slices), budget)
+	reason := fmt.Sprintf("%s is the cheapest setting under %.0f%% CPU", best.setting, budget)
 	for _, pr := range feasible[1:] {
 		if pr.p90 >= best.p90 {
 			continue
@@ -113,14 +116,14 @@ func Decide(t Table, p Params) (Decision, error) {
 			continue
 		}
 		reason = fmt.Sprintf("%s cuts p90 %.0f%% (%.1f→%.1f ms) for %+.1f CPU points over %s, within %.0f%% CPU",
-			label(pr.slices), gainPct, best.p90, pr.p90, extraCPU, label(best.slices), budget)
+			pr.setting, gainPct, best.p90, pr.p90, extraCPU, best.setting, budget)
 		best = pr
 	}
-	if p.Current != nil && *p.Current != best.slices {
+	if p.Current != nil && *p.Current != best.setting {
 		for _, pr := range feasible {
-			if pr.slices == *p.Current && pr.p90 <= best.p90*(1+p.HysteresisPercent/100) {
+			if pr.setting == *p.Current && pr.p90 <= best.p90*(1+p.HysteresisPercent/100) {
 				return decision(pr, fmt.Sprintf("kept %s: %s predicts p90 %.1f ms vs %.1f ms, within the %.0f%% hysteresis band%s",
-					label(pr.slices), label(best.slices), best.p90, pr.p90, p.HysteresisPercent, pr.note)), nil
+					pr.setting, best.setting, best.p90, pr.p90, p.HysteresisPercent, pr.note)), nil
 			}
 		}
 	}
@@ -128,41 +131,19 @@ func Decide(t Table, p Params) (Decision, error) {
 }
 
 func decision(pr prediction, reason string) Decision {
-	return Decision{SliceCount: pr.slices, Reason: reason, PredictedP90Ms: round(pr.p90), PredictedCPUPercent: round(pr.cpu)}
+	return Decision{SliceCount: pr.setting, Reason: reason, PredictedP90Ms: round(pr.p90), PredictedCPUPercent: round(pr.cpu)}
 }
 
 func round(v float64) float64 { return math.Round(v*100) / 100 }
 
-// label names a slice setting for people.
-func label(slices int) string {
-	switch slices {
-	case 1:
-		return "concurrent search off"
-	case 0:
-		return "Lucene's default slicing"
-	default:
-		return fmt.Sprintf("%d slices", slices)
-	}
-}
-
 // predict interpolates p90 and CPU at p.Clients for every candidate setting with
 // measurements, sorted by predicted CPU (then fewer slices first).
 func predict(t Table, p Params) []prediction {
-	bySlices := map[int][]Measurement{}
+	bySlices := map[indexspec.Slices][]Measurement{}
 	for _, m := range t.Results {
 		bySlices[m.SliceCount] = append(bySlices[m.SliceCount], m)
 	}
-	allowed := func(s int) bool {
-		if len(p.Candidates) == 0 {
-			return true
-		}
-		for _, c := range p.Candidates {
-			if c == s {
-				return true
-			}
-		}
-		return false
-	}
+	allowed := func(s indexspec.Slices) bool { return len(p.Candidates) == 0 || slices.Contains(p.Candidates, s) }
 	var out []prediction
 	for s, ms := range bySlices {
 		if !allowed(s) {
@@ -175,24 +156,24 @@ func predict(t Table, p Params) []prediction {
 		if out[i].cpu != out[j].cpu {
 			return out[i].cpu < out[j].cpu
 		}
-		return cost(out[i].slices) < cost(out[j].slices)
+		return cost(out[i].setting) < cost(out[j].setting)
 	})
 	return out
 }
 
 // cost orders settings by how much parallelism they ask for: off, then N slices, then
 // Lucene's default (as many slices as it likes).
-func cost(slices int) int {
-	if slices == 0 {
+func cost(setting indexspec.Slices) int {
+	if setting == indexspec.SlicesLucene {
 		return math.MaxInt
 	}
-	return slices
+	return int(setting)
 }
 
 // interpolate predicts at load clients from measurements sorted by client count: linear
 // between the two measured levels around it; at the nearest level outside the range (and
 // the reason says so).
-func interpolate(slices int, ms []Measurement, clients float64) prediction {
+func interpolate(setting indexspec.Slices, ms []Measurement, clients float64) prediction {
 	first, last := ms[0], ms[len(ms)-1]
 	switch {
 	case clients <= float64(first.Clients):
@@ -213,7 +194,7 @@ func interpolate(slices int, ms []Measurement, clients float64) prediction {
 		if clients <= float64(hi.Clients) {
 			f := (clients - float64(lo.Clients)) / float64(hi.Clients-lo.Clients)
 			at := func(a, b float64) float64 { return a + f*(b-a) }
-			return prediction{slices: slices, p50: at(lo.P50Ms, hi.P50Ms), p90: at(lo.P90Ms, hi.P90Ms), p99: at(lo.P99Ms, hi.P99Ms), cpu: at(lo.CPUPercent, hi.CPUPercent)}
+			return prediction{setting: setting, p50: at(lo.P50Ms, hi.P50Ms), p90: at(lo.P90Ms, hi.P90Ms), p99: at(lo.P99Ms, hi.P99Ms), cpu: at(lo.CPUPercent, hi.CPUPercent)}
 		}
 	}
 	return measured(last, "")
@@ -234,19 +215,19 @@ func InFlight(queryMillis int64, elapsed time.Duration) float64 {
 // setting (ClientsInFlight), else through its throughput (ClientsForRate), as tables from
 // before in-flight figures and OpenSearch Benchmark's must be read. ok is false when the
 // table never measured the setting.
-func LiveClients(t Table, slices int, qps, inFlight float64) (clients float64, by string, ok bool) {
+func LiveClients(t Table, setting indexspec.Slices, qps, inFlight float64) (clients float64, by string, ok bool) {
 	seen, withInFlight := false, false
 	for _, m := range t.Results {
-		if m.SliceCount == slices {
+		if m.SliceCount == setting {
 			seen = true
 			withInFlight = withInFlight || m.InFlight > 0
 		}
 	}
 	switch {
 	case withInFlight:
-		return ClientsInFlight(t, slices, qps, inFlight), "searches in flight", true
+		return ClientsInFlight(t, setting, qps, inFlight), "searches in flight", true
 	case seen:
-		c, _ := ClientsForRate(t, slices, qps)
+		c, _ := ClientsForRate(t, setting, qps)
 		return c, "throughput", true
 	}
 	return 0, "", false
@@ -262,10 +243,10 @@ func LiveClients(t Table, slices int, qps, inFlight float64) (clients float64, b
 // (warm caches, a merge) is read as the clients it is; only a change of the time outside
 // it moves the reading. Cells without in-flight figures are not used; with none, the
 // in-flight count is the reading (every client in the query phase).
-func ClientsInFlight(t Table, slices int, qps, inFlight float64) float64 {
+func ClientsInFlight(t Table, setting indexspec.Slices, qps, inFlight float64) float64 {
 	var ms []Measurement
 	for _, m := range t.Results {
-		if m.SliceCount == slices && m.InFlight > 0 && m.QPS > 0 {
+		if m.SliceCount == setting && m.InFlight > 0 && m.QPS > 0 {
 			ms = append(ms, m)
 		}
 	}
@@ -293,10 +274,10 @@ func ClientsInFlight(t Table, slices int, qps, inFlight float64) float64 {
 // count at which the given setting measured that throughput, interpolated between levels
 // and proportional outside them. It misreads a change of speed between the sweep and the
 // live load as load; LiveClients prefers searches in flight where the table has them.
-func ClientsForRate(t Table, slices int, qps float64) (float64, bool) {
+func ClientsForRate(t Table, setting indexspec.Slices, qps float64) (float64, bool) {
 	var ms []Measurement
 	for _, m := range t.Results {
-		if m.SliceCount == slices {
+		if m.SliceCount == setting {
 			ms = append(ms, m)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // published builds a table from OpenSearch's published concurrent-segment-search results:
@@ -23,14 +25,14 @@ func published() Table {
 	}}
 }
 
-func ptr(v int) *int { return &v }
+func ptr(v indexspec.Slices) *indexspec.Slices { return &v }
 
 func TestDecide(t *testing.T) {
 	cases := []struct {
 		name       string
 		table      Table
 		params     Params
-		want       int
+		want       indexspec.Slices
 		reasonHas  string
 		wantErr    error
 		wantCPUMax float64
@@ -50,9 +52,9 @@ func TestDecide(t *testing.T) {
 		{"load above the measured range is predicted from the highest level and said so",
 			published(), Params{HeadroomPercent: 10, MinGainPerCPUPercent: 1, Clients: 20}, 2, "above the highest measured level", nil, 90},
 		{"candidates exclude 2: 4 slices buy 0.7% per CPU point at 8 clients, off remains",
-			published(), Params{HeadroomPercent: 10, MinGainPerCPUPercent: 1, Clients: 8, Candidates: []int{1, 4}}, 1, "concurrent search off", nil, 90},
+			published(), Params{HeadroomPercent: 10, MinGainPerCPUPercent: 1, Clients: 8, Candidates: []indexspec.Slices{1, 4}}, 1, "concurrent search off", nil, 90},
 		{"candidates exclude 2: with a lower gain demand 4 slices are worth it",
-			published(), Params{HeadroomPercent: 10, MinGainPerCPUPercent: 0.5, Clients: 8, Candidates: []int{1, 4}}, 4, "4 slices cuts p90 26%", nil, 90},
+			published(), Params{HeadroomPercent: 10, MinGainPerCPUPercent: 0.5, Clients: 8, Candidates: []indexspec.Slices{1, 4}}, 4, "4 slices cuts p90 26%", nil, 90},
 		{"hysteresis keeps the current 2 slices when 4 slices are only 1% better",
 			published(), Params{HeadroomPercent: 10, MinGainPerCPUPercent: 0, Clients: 8, Current: ptr(2), HysteresisPercent: 5}, 2, "kept 2 slices", nil, 90},
 		{"hysteresis keeps a current setting that is close enough",
@@ -60,7 +62,7 @@ func TestDecide(t *testing.T) {
 		{"hysteresis does not keep a current setting outside the headroom",
 			published(), Params{HeadroomPercent: 30, MinGainPerCPUPercent: 0, Clients: 8, Current: ptr(4), HysteresisPercent: 50}, 2, "", nil, 70},
 		{"never a setting with no measurement",
-			published(), Params{HeadroomPercent: 10, Clients: 1, Candidates: []int{8}}, 0, "", ErrNoMeasurement, 0},
+			published(), Params{HeadroomPercent: 10, Clients: 1, Candidates: []indexspec.Slices{8}}, 0, "", ErrNoMeasurement, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,7 +125,7 @@ func TestClientsInFlight(t *testing.T) {
 	}}
 	for _, c := range []struct {
 		name          string
-		slices        int
+		slices        indexspec.Slices
 		qps, inFlight float64
 		want          float64
 	}{
@@ -145,7 +147,7 @@ func TestClientsInFlight(t *testing.T) {
 func TestClientsForRate(t *testing.T) {
 	table := published()
 	cases := []struct {
-		slices int
+		slices indexspec.Slices
 		qps    float64
 		want   float64
 		ok     bool
@@ -174,7 +176,7 @@ func TestLiveClients(t *testing.T) {
 		{SliceCount: 4, Clients: 2, QPS: 40},
 	}}
 	for _, c := range []struct {
-		slices        int
+		slices        indexspec.Slices
 		qps, inFlight float64
 		want          float64
 		by            string

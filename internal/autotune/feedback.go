@@ -3,6 +3,8 @@ package autotune
 import (
 	"fmt"
 	"time"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // The closed loop. A benchmark table predicts the CPU each slice setting costs; the nodes
@@ -101,10 +103,10 @@ func Corrected(t Table, factor float64) Table {
 // comparing with live CPU: between measured levels interpolated, below the lowest in
 // proportion to the load (a setting's CPU is per query), above the highest that level's
 // figure (the nodes were saturated there). 0 for a setting the table did not measure.
-func PredictedCPU(t Table, slices int, clients float64) float64 {
+func PredictedCPU(t Table, setting indexspec.Slices, clients float64) float64 {
 	var ms []Measurement
 	for _, m := range t.Results {
-		if m.SliceCount == slices {
+		if m.SliceCount == setting {
 			ms = append(ms, m)
 		}
 	}
@@ -131,12 +133,12 @@ func Dwell(t Table, p Params, d Decision, lastChange, now time.Time, minDwell ti
 	if p.Current == nil || d.SliceCount == *p.Current || lastChange.IsZero() || now.Sub(lastChange) >= minDwell {
 		return d
 	}
-	kept := prediction{slices: *p.Current}
+	kept := prediction{setting: *p.Current}
 	for _, pr := range predict(t, Params{Clients: p.Clients}) {
-		if pr.slices == *p.Current {
+		if pr.setting == *p.Current {
 			kept = pr
 		}
 	}
 	return decision(kept, fmt.Sprintf("kept %s until %s (%s after the last change), though %s would be chosen: %s",
-		label(kept.slices), lastChange.Add(minDwell).UTC().Format(time.RFC3339), minDwell, label(d.SliceCount), d.Reason))
+		kept.setting, lastChange.Add(minDwell).UTC().Format(time.RFC3339), minDwell, d.SliceCount, d.Reason))
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 func TestFeedbackObserve(t *testing.T) {
@@ -86,7 +88,7 @@ func TestCorrectedTableStepsDown(t *testing.T) {
 
 func TestPredictedCPU(t *testing.T) {
 	cases := []struct {
-		slices  int
+		slices  indexspec.Slices
 		clients float64
 		want    float64
 	}{
@@ -111,7 +113,7 @@ func TestDwell(t *testing.T) {
 	cases := []struct {
 		name       string
 		lastChange time.Time
-		want       int
+		want       indexspec.Slices
 		reasonHas  string
 	}{
 		{"within the dwell the applied setting stays, with its own prediction", now.Add(-2 * time.Minute), 2, "kept 2 slices until 2026-11-23T12:03:00Z (5m0s after the last change), though concurrent search off would be chosen"},

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // Step is one part of a load schedule: so many closed-loop clients for so long.
@@ -63,7 +65,7 @@ type ReplayRun struct {
 	Changes int
 	Lags    []time.Duration
 	// Settings and P90 per window, for the plot.
-	Settings []int
+	Settings []indexspec.Slices
 	P90      []float64
 }
 
@@ -101,7 +103,7 @@ func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
 		at += int(s.Duration / cfg.Sample)
 	}
 
-	auto := func(i int, applied int, lastChange time.Time) (int, error) {
+	auto := func(i int, applied indexspec.Slices, lastChange time.Time) (indexspec.Slices, error) {
 		p := cfg.Params
 		p.Current = &applied
 		if i > 0 {
@@ -114,7 +116,7 @@ func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
 		now := time.Unix(0, 0).Add(time.Duration(i) * cfg.Sample)
 		return Dwell(cfg.Table, p, d, lastChange, now, cfg.MinDwell).SliceCount, nil
 	}
-	oracle := func(clients float64) int {
+	oracle := func(clients float64) indexspec.Slices {
 		preds := predict(cfg.Table, Params{Clients: clients, Candidates: cfg.Params.Candidates})
 		best := preds[0] // the least CPU
 		for _, pr := range preds {
@@ -122,13 +124,13 @@ func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
 				best = pr
 			}
 		}
-		return best.slices
+		return best.setting
 	}
 
-	run := func(name string, choose func(i, applied int, lastChange time.Time) (int, error)) (ReplayRun, error) {
+	run := func(name string, choose func(i int, applied indexspec.Slices, lastChange time.Time) (indexspec.Slices, error)) (ReplayRun, error) {
 		r := ReplayRun{Name: name}
 		perWindow := int(cfg.Window / cfg.Sample)
-		applied, lastChange, stepStart, changedInStep := -1, time.Time{}, 0, false
+		applied, lastChange, stepStart, changedInStep := indexspec.Slices(-1), time.Time{}, 0, false
 		var windowCPU, windowP90 float64
 		for i, clients := range load {
 			if stepStarts[i] {
@@ -148,7 +150,7 @@ func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
 			}
 			applied = next
 			// Every run applies measured settings only: the prediction exists.
-			pr := predict(cfg.Table, Params{Clients: clients, Candidates: []int{applied}})[0]
+			pr := predict(cfg.Table, Params{Clients: clients, Candidates: []indexspec.Slices{applied}})[0]
 			w := 1 / float64(len(load))
 			r.P50Ms, r.P90Ms, r.P99Ms = r.P50Ms+w*pr.p50, r.P90Ms+w*pr.p90, r.P99Ms+w*pr.p99
 			windowCPU, windowP90 = windowCPU+pr.cpu/float64(perWindow), windowP90+pr.p90/float64(perWindow)
@@ -170,16 +172,16 @@ func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
 		return nil, err
 	}
 	runs = append(runs, r)
-	settings := make([]int, 0, len(candidates))
+	settings := make([]indexspec.Slices, 0, len(candidates))
 	for _, c := range candidates {
-		settings = append(settings, c.slices)
+		settings = append(settings, c.setting)
 	}
-	slices.SortFunc(settings, func(a, b int) int { return cmp.Compare(cost(a), cost(b)) })
+	slices.SortFunc(settings, func(a, b indexspec.Slices) int { return cmp.Compare(cost(a), cost(b)) })
 	for _, s := range settings {
-		r, _ := run("static "+label(s), func(int, int, time.Time) (int, error) { return s, nil })
+		r, _ := run("static "+s.String(), func(int, indexspec.Slices, time.Time) (indexspec.Slices, error) { return s, nil })
 		runs = append(runs, r)
 	}
-	r, _ = run("oracle", func(i, _ int, _ time.Time) (int, error) { return oracle(load[i]), nil })
+	r, _ = run("oracle", func(i int, _ indexspec.Slices, _ time.Time) (indexspec.Slices, error) { return oracle(load[i]), nil })
 	return append(runs, r), nil
 }
 

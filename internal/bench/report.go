@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 // TableHeader and Row print sweep cells as a terminal table, one row per cell as it ends.
@@ -27,20 +29,8 @@ func Row(c Cell) string {
 		inFlight = fmt.Sprintf("%9.2f", c.InFlight)
 	}
 	return fmt.Sprintf("%6s  %7d  %7.2f  %7.2f  %7.2f  %7.1f  %s  %9.1f  %6.4f  %s  %s  %s",
-		SliceLabel(c.SliceCount), c.Clients, c.P50Ms, c.P90Ms, c.P99Ms, c.QPS, inFlight, c.CPUPercent, c.Recall,
+		c.SliceCount.Short(), c.Clients, c.P50Ms, c.P90Ms, c.P99Ms, c.QPS, inFlight, c.CPUPercent, c.Recall,
 		perQuery(c.SearcherTasksPerQuery, 7, 2), perQuery(c.LoadGenCPUMsPerQuery, 12, 3), perQuery(c.NodeCPUMsPerQuery, 13, 3))
-}
-
-// SliceLabel is the short name of a slice setting: off, lucene (default slicing) or N.
-func SliceLabel(s int) string {
-	switch s {
-	case 1:
-		return "off"
-	case 0:
-		return "lucene"
-	default:
-		return strconv.Itoa(s)
-	}
 }
 
 // WriteCSV writes one line per cell.
@@ -57,7 +47,7 @@ func WriteCSV(w io.Writer, r Report) error {
 		if c.Queries > 0 {
 			queries, perQuery = strconv.Itoa(c.Queries), []string{f(c.SearcherTasksPerQuery), f(c.LoadGenCPUMsPerQuery), f(c.NodeCPUMsPerQuery)}
 		}
-		_ = cw.Write(append([]string{strconv.Itoa(c.SliceCount), strconv.Itoa(c.Clients), f(c.P50Ms), f(c.P90Ms), f(c.P99Ms), f(c.QPS), f(c.CPUPercent), f(c.Recall),
+		_ = cw.Write(append([]string{strconv.Itoa(int(c.SliceCount)), strconv.Itoa(c.Clients), f(c.P50Ms), f(c.P90Ms), f(c.P99Ms), f(c.QPS), f(c.CPUPercent), f(c.Recall),
 			inFlight, queries}, perQuery...))
 	}
 	cw.Flush()
@@ -101,7 +91,7 @@ func WriteSVG(w io.Writer, r Report) error {
 		}
 		xAt := func(i int) int { return x0 + (i+1)*panelW/(len(slices)+1) }
 		for i, s := range slices {
-			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", xAt(i), top+panelH+16, SliceLabel(s))
+			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", xAt(i), top+panelH+16, s.Short())
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">slices (off = concurrent search off, lucene = default slicing)</text>`+"\n", x0+panelW/2, top+panelH+34)
 		for ci, cl := range clients {
@@ -127,20 +117,20 @@ func WriteSVG(w io.Writer, r Report) error {
 }
 
 // orderedSlices puts settings from least to most parallel: off, N ascending, Lucene's default.
-func orderedSlices(r Report) []int {
-	seen := map[int]bool{}
-	var out []int
+func orderedSlices(r Report) []indexspec.Slices {
+	seen := map[indexspec.Slices]bool{}
+	var out []indexspec.Slices
 	for _, c := range r.Results {
 		if !seen[c.SliceCount] {
 			seen[c.SliceCount] = true
 			out = append(out, c.SliceCount)
 		}
 	}
-	rank := func(s int) int {
-		if s == 0 {
+	rank := func(s indexspec.Slices) int {
+		if s == indexspec.SlicesLucene {
 			return math.MaxInt
 		}
-		return s
+		return int(s)
 	}
 	sort.Slice(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
 	return out

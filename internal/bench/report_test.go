@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 )
 
 func sampleReport() Report {
 	r := Report{Index: "idx<1>", Cores: 2, Segments: 8}
-	for _, s := range []int{1, 2, 0} {
+	for _, s := range []indexspec.Slices{1, 2, 0} {
 		for _, c := range []int{1, 4} {
-			r.Results = append(r.Results, Cell{Measurement: autotune.Measurement{SliceCount: s, Clients: c, P90Ms: float64(10*c + s), CPUPercent: float64(20*c + s)}, Queries: 100})
+			r.Results = append(r.Results, Cell{Measurement: autotune.Measurement{SliceCount: s, Clients: c, P90Ms: float64(10*c + int(s)), CPUPercent: float64(20*c + int(s))}, Queries: 100})
 		}
 	}
 	return r

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -139,7 +140,7 @@ func measureRepresentation(ctx context.Context, c *opensearch.Client, cfg Repres
 		res.DiskBytesPerDoc = round2(float64(disk) / float64(res.Docs))
 	}
 	sweep := SweepConfig{Index: index, Field: cfg.Field, Queries: queries, Exact: cfg.Exact, K: cfg.K,
-		SliceCounts: []int{1}, Clients: cfg.Clients, Warmup: cfg.Warmup, Duration: cfg.Duration}
+		SliceCounts: []indexspec.Slices{indexspec.SlicesOff}, Clients: cfg.Clients, Warmup: cfg.Warmup, Duration: cfg.Duration}
 	report, err := Sweep(ctx, c, sweep)
 	if err != nil {
 		return res, err

@@ -64,10 +64,9 @@ type SweepConfig struct {
 	Index, Field string
 	Queries      dataset.Vectors
 	// Exact are the true neighbours of each query, for recall.
-	Exact [][]dataset.Neighbor
-	K     int
-	// SliceCounts use the slice encoding: 1 off, 0 Lucene's default slicing, N slices.
-	SliceCounts []int
+	Exact       [][]dataset.Neighbor
+	K           int
+	SliceCounts []indexspec.Slices
 	Clients     []int
 	// Variants are measured in turn under each slice setting; none: one configuration,
 	// every node.
@@ -159,7 +158,7 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 // when ctx is done: a cancelled run must not leave its last setting behind.
 func restoreSlices(ctx context.Context, c *opensearch.Client, live *opensearch.Index) error {
 	settings := map[string]any{}
-	for k := range indexspec.SliceSettings(2) {
+	for k := range indexspec.Slices(2).Settings() {
 		if v, ok := live.Settings[k]; ok {
 			settings[k] = v
 		} else {
@@ -175,13 +174,13 @@ func restoreSlices(ctx context.Context, c *opensearch.Client, live *opensearch.I
 }
 
 // SetSlices applies a slice setting to the index.
-func SetSlices(ctx context.Context, c *opensearch.Client, index string, slices int) error {
+func SetSlices(ctx context.Context, c *opensearch.Client, index string, setting indexspec.Slices) error {
 	settings := map[string]any{}
-	for k, v := range indexspec.SliceSettings(slices) {
+	for k, v := range setting.Settings() {
 		settings[k] = v
 	}
 	if err := c.PutSettings(ctx, index, settings); err != nil {
-		return fmt.Errorf("applying slice setting %d: %w", slices, err)
+		return fmt.Errorf("applying %s: %w", setting, err)
 	}
 	return nil
 }
@@ -247,7 +246,7 @@ func mean(v []float64) float64 {
 // Measure runs one cell for cfg.Duration under the slice setting in force, on cfg.Variant's
 // nodes, and brackets it with those nodes' stats for their CPU; it returns the cell and
 // their core count.
-func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices, clients int) (Cell, int, error) {
+func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, setting indexspec.Slices, clients int) (Cell, int, error) {
 	before, err := c.NodeStats(ctx, cfg.Variant.Nodes)
 	if err != nil {
 		return Cell{}, 0, err
@@ -270,7 +269,7 @@ func Measure(ctx context.Context, c *opensearch.Client, cfg SweepConfig, slices,
 	if err != nil {
 		return Cell{}, 0, err
 	}
-	cell := load.cell(slices, clients, cfg)
+	cell := load.cell(setting, clients, cfg)
 	cell.InFlight = round2(autotune.InFlight(searchedAfter.SearchMillis-searched.SearchMillis, load.elapsed))
 	cell.Variant = cfg.Variant.Name
 	q := float64(load.queries)
@@ -298,11 +297,11 @@ func (l loadResult) rate() float64 {
 	return float64(l.queries) / l.elapsed.Seconds()
 }
 
-func (l loadResult) cell(slices, clients int, cfg SweepConfig) Cell {
+func (l loadResult) cell(setting indexspec.Slices, clients int, cfg SweepConfig) Cell {
 	ms := func(p float64) float64 { return round2(float64(l.hist.ValueAtQuantile(p)) / 1000) }
 	return Cell{
 		Measurement: autotune.Measurement{
-			SliceCount: slices, Clients: clients,
+			SliceCount: setting, Clients: clients,
 			P50Ms: ms(50), P90Ms: ms(90), P99Ms: ms(99),
 			QPS:    round2(l.rate()),
 			Recall: float64(int64(float64(l.hits)/float64(l.queries*cfg.K)*10000+0.5)) / 10000,

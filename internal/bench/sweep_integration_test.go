@@ -54,7 +54,7 @@ func TestSweepLeavesTheIndexsSlicesAsItFoundThem(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.before != nil {
-				if err := bench.SetSlices(ctx, c, index, *tc.before); err != nil {
+				if err := bench.SetSlices(ctx, c, index, indexspec.Slices(*tc.before)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -62,7 +62,7 @@ func TestSweepLeavesTheIndexsSlicesAsItFoundThem(t *testing.T) {
 			sweepCtx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			cfg := bench.SweepConfig{Index: index, Field: field, Queries: queries, Exact: exact, K: k,
-				SliceCounts: []int{4, 1, 0}, Clients: []int{1}, Duration: 200 * time.Millisecond}
+				SliceCounts: []indexspec.Slices{4, 1, 0}, Clients: []int{1}, Duration: 200 * time.Millisecond}
 			if tc.cancel {
 				cfg.OnCell = func(bench.Cell) { cancel() }
 			}

@@ -266,7 +266,7 @@ func RestoreBody(saved map[string]string) map[string]any {
 func (w Workload) SweepConfig(d Data, sliceCounts, clients []int32) bench.SweepConfig {
 	cfg := bench.SweepConfig{Index: w.Index, Field: w.Field, Queries: d.Queries, Exact: d.Exact, K: w.K, Warmup: w.Warmup, Duration: w.Duration, Variants: w.Variants}
 	for _, s := range sliceCounts {
-		cfg.SliceCounts = append(cfg.SliceCounts, int(s))
+		cfg.SliceCounts = append(cfg.SliceCounts, indexspec.Slices(s))
 	}
 	for _, c := range clients {
 		cfg.Clients = append(cfg.Clients, int(c))
@@ -368,7 +368,7 @@ func TunerInput(run *v1alpha1.BenchmarkRun) bool {
 func Table(status v1alpha1.BenchmarkRunStatus) (autotune.Table, error) {
 	t := autotune.Table{Cores: int(status.Cores), Segments: int(status.Segments)}
 	for i, c := range status.Results {
-		m := autotune.Measurement{SliceCount: int(c.SliceCount), Clients: int(c.Clients)}
+		m := autotune.Measurement{SliceCount: indexspec.Slices(c.SliceCount), Clients: int(c.Clients)}
 		for _, f := range []struct {
 			text string
 			into *float64

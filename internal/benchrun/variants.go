@@ -10,6 +10,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
@@ -119,7 +120,10 @@ func CompareVariants(variants []v1alpha1.BenchmarkVariantResult, cells []bench.C
 	if len(variants) < 2 {
 		return nil
 	}
-	type key struct{ slices, clients int }
+	type key struct {
+		setting indexspec.Slices
+		clients int
+	}
 	by := map[string]map[key]bench.Cell{}
 	for _, c := range cells {
 		if by[c.Variant] == nil {

@@ -12,10 +12,11 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
-func cell(variant string, sliceCount, clients int, qps, p90 float64) bench.Cell {
+func cell(variant string, sliceCount indexspec.Slices, clients int, qps, p90 float64) bench.Cell {
 	return bench.Cell{Variant: variant, Measurement: autotune.Measurement{SliceCount: sliceCount, Clients: clients, QPS: qps, P90Ms: p90, P50Ms: p90 / 2, P99Ms: p90 * 2, CPUPercent: 50}}
 }
 

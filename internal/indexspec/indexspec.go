@@ -41,19 +41,62 @@ const (
 	SettingMaxSliceCount  = "index.search.concurrent.max_slice_count"
 )
 
-// SliceSettings put a tuned slice setting in force, in vectorpilot's slice encoding: 1 =
-// concurrent search off, 0 = Lucene's default slicing, N >= 2 = at most N slices.
-func SliceSettings(count int) map[string]string {
-	if count == 1 {
+// Slices is a concurrent segment search setting in vectorpilot's slice encoding, as the
+// tuner, the benchmark and the status carry it: SlicesOff (1) is concurrent search off for
+// the index, SlicesLucene (0) Lucene's default slicing, N >= 2 at most N slices.
+type Slices int
+
+// The two settings that are no slice count.
+const (
+	SlicesLucene Slices = 0
+	SlicesOff    Slices = 1
+)
+
+// Settings are the index settings that put s in force.
+func (s Slices) Settings() map[string]string {
+	if s == SlicesOff {
 		return map[string]string{SettingConcurrentMode: "none", SettingMaxSliceCount: "0"}
 	}
-	return map[string]string{SettingConcurrentMode: "all", SettingMaxSliceCount: strconv.Itoa(count)}
+	return map[string]string{SettingConcurrentMode: "all", SettingMaxSliceCount: strconv.Itoa(int(s))}
+}
+
+// String names s for people: concurrent search off, Lucene's default slicing, N slices.
+func (s Slices) String() string {
+	switch s {
+	case SlicesOff:
+		return "concurrent search off"
+	case SlicesLucene:
+		return "Lucene's default slicing"
+	default:
+		return fmt.Sprintf("%d slices", int(s))
+	}
+}
+
+// Short is s in a table's column: off, lucene or N.
+func (s Slices) Short() string {
+	switch s {
+	case SlicesOff:
+		return "off"
+	case SlicesLucene:
+		return "lucene"
+	default:
+		return strconv.Itoa(int(s))
+	}
+}
+
+// SlicesOf is the setting in force by an index's flat settings.
+func SlicesOf(settings map[string]string) Slices {
+	if settings[SettingConcurrentMode] == "none" {
+		return SlicesOff
+	}
+	n, _ := strconv.Atoi(settings[SettingMaxSliceCount])
+	return Slices(n)
 }
 
 // DynamicSettings are the index settings that converge on a live index, as the flat string
 // values OpenSearch reports with flat_settings=true. A tuned slice setting, when given,
 // replaces the spec's concurrent search settings.
-func DynamicSettings(spec *v1alpha1.VectorIndexSpec, tunedSlices *int) map[string]string {
+func DynamicSettings(spec *v1alpha1.VectorIndexSpec, tunedSlices *Slices) map[string]string {
 	s := map[string]string{
 		"index.number_of_replicas": strconv.Itoa(int(spec.Replicas)),
 		"index.refresh_interval":   spec.RefreshInterval,
@@ -61,7 +104,7 @@ func DynamicSettings(spec *v1alpha1.VectorIndexSpec, tunedSlices *int) map[strin
 		SettingMaxSliceCount:       strconv.Itoa(int(spec.Search.ConcurrentSegmentSearch.MaxSliceCount)),
 	}
 	if tunedSlices != nil {
-		for k, v := range SliceSettings(*tunedSlices) {
+		for k, v := range tunedSlices.Settings() {
 			s[k] = v
 		}
 	}

@@ -38,7 +38,7 @@ func TestDynamicSettings(t *testing.T) {
 	if _, ok := DynamicSettings(s, nil)["index.knn.algo_param.ef_search"]; ok {
 		t.Error("ef_search managed although no field sets it")
 	}
-	for slices, want := range map[int][2]string{1: {"none", "0"}, 0: {"all", "0"}, 6: {"all", "6"}} {
+	for slices, want := range map[Slices][2]string{1: {"none", "0"}, 0: {"all", "0"}, 6: {"all", "6"}} {
 		got := DynamicSettings(spec(), &slices)
 		if got[SettingConcurrentMode] != want[0] || got[SettingMaxSliceCount] != want[1] {
 			t.Errorf("tuned %d: mode %s slices %s, want %v", slices, got[SettingConcurrentMode], got[SettingMaxSliceCount], want)

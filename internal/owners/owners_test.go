@@ -29,7 +29,7 @@ func written() []string {
 	for k := range indexspec.CreateSettings(&spec) {
 		out = append(out, k)
 	}
-	for k := range indexspec.DynamicSettings(&spec, ptr.To(4)) {
+	for k := range indexspec.DynamicSettings(&spec, ptr.To[indexspec.Slices](4)) {
 		out = append(out, k)
 	}
 	out = append(out, benchrun.HeldSettings...)
