@@ -226,6 +226,14 @@ func runToSuccess(t *testing.T, run *v1alpha1.BenchmarkRun, what string) {
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), run) })
 	started := time.Now()
 	if err := box.WaitSucceeded(ctx, run, 10*time.Minute); err != nil {
+		// What the run's nodes went through says more than the client's EOF.
+		var pods corev1.PodList
+		_ = k8s.List(ctx, &pods, client.InNamespace(run.Namespace))
+		for _, p := range pods.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				t.Logf("pod %s container %s: ready %v, restarts %d, last state %+v", p.Name, c.Name, c.Ready, c.RestartCount, c.LastTerminationState.Terminated)
+			}
+		}
 		t.Fatal(err)
 	}
 	t.Logf("%s BenchmarkRun Succeeded in %s", what, time.Since(started).Round(time.Second))
