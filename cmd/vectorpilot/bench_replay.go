@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,13 +37,9 @@ hindsight. It prints per run the time-weighted p50/p90/p99, the windows over the
 changes and the lag from each load step to the change, and writes replay.md and replay.svg
 (p90 per window over the schedule's clients) to --out.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := os.ReadFile(tableFile)
+			table, err := readTable(tableFile)
 			if err != nil {
 				return err
-			}
-			var table autotune.Table
-			if err := json.Unmarshal(raw, &table); err != nil {
-				return fmt.Errorf("%s: %w", tableFile, err)
 			}
 			steps, err := autotune.ParseSchedule(schedule)
 			if err != nil {

@@ -23,13 +23,9 @@ func newTuneCommand() *cobra.Command {
 		Use:   "tune",
 		Short: "Choose a slice count from a benchmark table (vectorpilot bench sweep output)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := os.ReadFile(input)
+			table, err := readTable(input)
 			if err != nil {
 				return err
-			}
-			var table autotune.Table
-			if err := json.Unmarshal(raw, &table); err != nil {
-				return fmt.Errorf("%s: %w", input, err)
 			}
 			params.Candidates = asSlices(candidates)
 			if cmd.Flags().Changed("current") {
@@ -55,4 +51,17 @@ func newTuneCommand() *cobra.Command {
 	f.IntVar(&current, "current", 0, "slice setting applied now, for hysteresis")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
+}
+
+// readTable reads a benchmark table: a sweep's results.json, or a table in its form.
+func readTable(path string) (autotune.Table, error) {
+	var table autotune.Table
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return table, err
+	}
+	if err := json.Unmarshal(raw, &table); err != nil {
+		return table, fmt.Errorf("%s: %w", path, err)
+	}
+	return table, nil
 }
