@@ -15,6 +15,8 @@ import (
 // representation, loaded from the same float vectors, queried with the same queries, and
 // scored against the same exact float neighbours.
 type RepresentationConfig struct {
+	// NodesWarm says the run's sweep warmed the nodes up already.
+	NodesWarm bool
 	// Prefix names the indexes: <prefix>-<representation>.
 	Prefix, Field   string
 	Base, Queries   dataset.Vectors
@@ -140,7 +142,7 @@ func measureRepresentation(ctx context.Context, c *opensearch.Client, cfg Repres
 		res.DiskBytesPerDoc = round2(float64(disk) / float64(res.Docs))
 	}
 	sweep := SweepConfig{Index: index, Field: cfg.Field, Queries: queries, Exact: cfg.Exact, K: cfg.K,
-		SliceCounts: []indexspec.Slices{indexspec.SlicesOff}, Clients: cfg.Clients, Warmup: cfg.Warmup, Duration: cfg.Duration}
+		SliceCounts: []indexspec.Slices{indexspec.SlicesOff}, Clients: cfg.Clients, Warmup: cfg.Warmup, Duration: cfg.Duration, NodesWarm: cfg.NodesWarm}
 	report, err := Sweep(ctx, c, sweep)
 	if err != nil {
 		return res, err

@@ -75,6 +75,9 @@ type SweepConfig struct {
 	Variant Variant
 	// Warmup runs before each cell's measurement and is not counted.
 	Warmup, Duration time.Duration
+	// NodesWarm says the nodes were warmed up already (by the run's sweep): no WarmUp
+	// before the first cell.
+	NodesWarm bool
 	// OnCell, when set, is called as each cell completes.
 	OnCell func(Cell)
 	// Body builds the search of one query vector; nil is an approximate k-NN query.
@@ -129,7 +132,7 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 		}
 		for _, v := range variants {
 			cfg.Variant = v
-			if !warmed[v.Name] && len(cfg.Clients) > 0 {
+			if !cfg.NodesWarm && !warmed[v.Name] && len(cfg.Clients) > 0 {
 				if err := WarmUp(ctx, c, cfg, mostClients); err != nil {
 					return rep, err
 				}

@@ -43,6 +43,8 @@ func MeasureRepresentations(ctx context.Context, c *opensearch.Client, w Workloa
 		Prefix: w.Index + "-vpbench", Field: w.Field, Base: d.Base, Queries: d.Queries, Exact: d.Exact,
 		K: w.K, Shards: w.Shards, Clients: []int{1}, Representations: reps, Load: true, Warmup: w.Warmup, Duration: w.Duration,
 		MarkKey: ScratchMark, MarkValue: owner,
+		// The run's sweep (or a Workflow's prepare step) warmed the nodes up.
+		NodesWarm: true,
 	}
 	res, err := bench.MeasureRepresentations(ctx, c, cfg)
 	if errors.Is(err, bench.ErrNotOurs) {
