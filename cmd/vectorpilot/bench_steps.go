@@ -112,7 +112,7 @@ func newBenchStepCommands() []*cobra.Command {
 				return err
 			}
 			// The cells run in their own pods after this one: warm the nodes once here.
-			if err := bench.WarmUp(cmd.Context(), c, s.sweepConfig(d), 1); err != nil {
+			if err := bench.WarmNodes(cmd.Context(), c, s.sweepConfig(d), 1); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "index %s ready and its nodes warm; recall meaningful: %v\n", s.w.Index, recall)

@@ -75,7 +75,7 @@ type SweepConfig struct {
 	Variant Variant
 	// Warmup runs before each cell's measurement and is not counted.
 	Warmup, Duration time.Duration
-	// NodesWarm says the nodes were warmed up already (by the run's sweep): no WarmUp
+	// NodesWarm says the nodes were warmed up already (by the run's sweep): no WarmNodes
 	// before the first cell.
 	NodesWarm bool
 	// OnCell, when set, is called as each cell completes.
@@ -133,7 +133,7 @@ func Sweep(ctx context.Context, c *opensearch.Client, cfg SweepConfig) (rep Repo
 		for _, v := range variants {
 			cfg.Variant = v
 			if !cfg.NodesWarm && !warmed[v.Name] && len(cfg.Clients) > 0 {
-				if err := WarmUp(ctx, c, cfg, mostClients); err != nil {
+				if err := WarmNodes(ctx, c, cfg, mostClients); err != nil {
 					return rep, err
 				}
 				warmed[v.Name] = true
@@ -197,15 +197,16 @@ func Warmup(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients 
 	return err
 }
 
-// WarmUp searches with clients on cfg.Variant's nodes, in rounds of half cfg.Warmup, until
-// their throughput stops rising — the mean of the last warmRounds rounds within
-// warmPlateau of the rounds before — or for maxWarmUp, and discards what it measured. A node's first searches run on a cold JIT,
-// HTTP path and caches: on a node started a moment before, one client's throughput rose
-// from 90 searches per second in the first 1.5 s to 700 after 15 s and 970 after 45 s
-// (100,000 × 64 Lucene HNSW), so the first cell of a sweep, after a warm-up of seconds,
-// was measured up to 1.6 times as slow and costly as it is, skewing the tuner's table.
+// WarmNodes searches with clients on cfg.Variant's nodes, in rounds of half cfg.Warmup,
+// until their throughput stops rising — the mean of the last warmRounds rounds within
+// warmPlateau of the rounds before — or for maxWarmUp, and discards what it measured. A
+// node's first searches run on a cold JIT, HTTP path and caches: on a node started a
+// moment before, one client's throughput rose from 90 searches per second in the first
+// 1.5 s to 700 after 15 s and 970 after 45 s (100,000 × 64 Lucene HNSW), so the first cell
+// of a sweep, after a warm-up of seconds, was measured up to 1.6 times as slow and costly
+// as it is, skewing the tuner's table.
 // Nothing is measured when cfg.Warmup is 0.
-func WarmUp(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients int) error {
+func WarmNodes(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients int) error {
 	if cfg.Warmup <= 0 {
 		return nil
 	}
@@ -223,14 +224,14 @@ func WarmUp(ctx context.Context, c *opensearch.Client, cfg SweepConfig, clients 
 	return nil
 }
 
-// plateaued says the throughput of WarmUp's rounds stopped rising: the mean of the last
+// plateaued says the throughput of WarmNodes' rounds stopped rising: the mean of the last
 // warmRounds within warmPlateau of the mean of the rounds before them.
 func plateaued(rates []float64) bool {
 	n := len(rates)
 	return n >= 2*warmRounds && mean(rates[n-warmRounds:]) <= mean(rates[n-2*warmRounds:n-warmRounds])*(1+warmPlateau)
 }
 
-// WarmUp's rounds (half a cell's warm-up each) and bounds.
+// WarmNodes' rounds (half a cell's warm-up each) and bounds.
 const (
 	minWarmRound = 500 * time.Millisecond
 	warmRounds   = 3

@@ -2,7 +2,7 @@ package bench
 
 import "testing"
 
-// TestPlateaued: WarmUp stops when the throughput stops rising. The rounds of a node
+// TestPlateaued: WarmNodes stops when the throughput stops rising. The rounds of a node
 // started a moment before (one client, 1.5 s rounds, 100,000 × 64 Lucene HNSW, measured)
 // rise for most of a minute; the warm-up must not stop on the way, and must stop on a
 // warm node's flat or noisy rounds.
