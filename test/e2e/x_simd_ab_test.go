@@ -242,11 +242,7 @@ func runToSuccess(t *testing.T, run *v1alpha1.BenchmarkRun, what string) {
 // faissLibraryLogged is the faiss library the k-NN plugin logged loading in a pod.
 func faissLibraryLogged(t *testing.T, pod string) string {
 	t.Helper()
-	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: "opensearch"}).DoRaw(context.Background())
-	if err != nil {
-		t.Fatalf("logs of %s: %v", pod, err)
-	}
-	variant, failed, err := simd.FaissLibrary(bytes.NewReader(raw))
+	variant, failed, err := simd.FaissLibrary(bytes.NewReader(openSearchLog(t, pod)))
 	if err != nil || variant == "" {
 		t.Fatalf("pod %s logged no faiss library loaded (failed %q, %v)", pod, failed, err)
 	}
@@ -258,15 +254,21 @@ var preferredBitSize = regexp.MustCompile(`Java vector incubator API enabled; us
 // luceneWidth is the vector width Lucene logged in the pod's container log.
 func luceneWidth(t *testing.T, pod string) string {
 	t.Helper()
-	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: "opensearch"}).DoRaw(context.Background())
-	if err != nil {
-		t.Fatalf("logs of %s: %v", pod, err)
-	}
-	m := preferredBitSize.FindSubmatch(raw)
+	m := preferredBitSize.FindSubmatch(openSearchLog(t, pod))
 	if m == nil {
 		t.Fatalf("pod %s never logged Lucene's vectorization line", pod)
 	}
 	return string(m[1])
+}
+
+// openSearchLog is the log of a pod's OpenSearch container.
+func openSearchLog(t *testing.T, pod string) []byte {
+	t.Helper()
+	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: "opensearch"}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("logs of %s: %v", pod, err)
+	}
+	return raw
 }
 
 // eventFor says whether an Event with reason was recorded about obj.
