@@ -426,6 +426,9 @@ func sweepLocal(ctx context.Context, osClient *opensearch.Client, w benchrun.Wor
 		return benchrun.Result{}, err
 	}
 	res := benchrun.Result{Engine: "vectorpilot", KNNEngine: w.Engine, RecallValid: recall, CPUValid: true}
+	if len(w.Variants) > 0 {
+		progress.Variants()
+	}
 	for _, v := range w.Variants {
 		observed, err := benchrun.ObserveVariant(ctx, osClient, w.Index, v)
 		if err != nil {

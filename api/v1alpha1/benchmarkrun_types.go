@@ -44,7 +44,8 @@ type BenchmarkRunSpec struct {
 	// its nodes (OpenSearch's _only_nodes preference) and the CPU read from those nodes.
 	// Pools with different SIMD settings (level, vector width, Panama on or off), each
 	// holding a copy of every shard of the index, are compared so; the run fails with
-	// reason VariantWithoutCopy when a variant's nodes miss a shard. Empty: one
+	// reason VariantWithoutCopy when a variant's nodes miss a shard no copy is on its
+	// way to them with (it waits while one recovers or relocates). Empty: one
 	// configuration, every node. A run with variants is an A/B record, never the slice
 	// tuner's input.
 	// +kubebuilder:validation:MaxItems=8
@@ -395,7 +396,8 @@ type BenchmarkRunStatus struct {
 
 // BenchmarkProgress is how far a running benchmark is.
 type BenchmarkProgress struct {
-	// step the run is in: Loading (the dataset into the index), Sweeping (the cells),
+	// step the run is in: Loading (the dataset into the index), Variants (reading the
+	// variants' nodes, waiting for their copies of the index), Sweeping (the cells),
 	// Representations (their scratch indexes) for the Local runner; the Workflow's phase for
 	// Argo. Empty once the run has ended.
 	// +optional

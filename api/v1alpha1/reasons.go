@@ -70,7 +70,8 @@ const (
 	// ReasonSIMDRecommended: a run's variants named the SIMD level to ask for (an Event).
 	ReasonSIMDRecommended = "SIMDRecommended"
 	// ReasonVariantWithoutCopy: a run's variant matches no node, or its nodes miss a
-	// started copy of a shard, so its queries could not be served by them alone.
+	// started copy of a shard and none is on its way (or it did not come in time), so its
+	// queries could not be served by them alone.
 	ReasonVariantWithoutCopy = "VariantWithoutCopy"
 	// ReasonIndexNotEmpty: the index holds documents that are not the run's dataset.
 	ReasonIndexNotEmpty = "IndexNotEmpty"

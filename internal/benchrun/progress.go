@@ -12,6 +12,7 @@ import (
 // Steps of a Local run, as status.progress.step names them.
 const (
 	StepLoading         = "Loading"
+	StepVariants        = "Variants"
 	StepSweeping        = "Sweeping"
 	StepRepresentations = "Representations"
 )
@@ -55,6 +56,12 @@ func (p *Progress) Loaded(loaded, total int) {
 	}
 	p.lastLoadOut = now
 	p.state.Step, p.state.Documents = StepLoading, fraction(loaded, total)
+	p.report()
+}
+
+// Variants records that the variants' nodes are read and their copies awaited.
+func (p *Progress) Variants() {
+	p.state.Step, p.state.Documents = StepVariants, ""
 	p.report()
 }
 

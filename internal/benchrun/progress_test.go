@@ -22,6 +22,7 @@ func TestProgress(t *testing.T) {
 	p.Loaded(2500, 3000) // after it: reported
 	step(time.Second)
 	p.Loaded(3000, 3000) // the last: always
+	p.Variants()
 	p.Sweeping()
 	step(10 * time.Second)
 	p.Cell()
@@ -35,6 +36,7 @@ func TestProgress(t *testing.T) {
 		{StepLoading, "1000/3000", "", ""},
 		{StepLoading, "2500/3000", "", ""},
 		{StepLoading, "3000/3000", "", ""},
+		{StepVariants, "", "", ""},
 		{StepSweeping, "", "0/4", ""},
 		{StepSweeping, "", "1/4", "12:00:47"}, // from 12:00:07, 10 s a cell, 3 to go
 		{StepSweeping, "", "2/4", "12:00:47"},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
@@ -31,16 +32,24 @@ func Variants(spec []v1alpha1.BenchmarkVariant) []bench.Variant {
 }
 
 // VariantError is a variant that cannot be measured: no node matches it, or its nodes
-// miss a started copy of a shard of the index.
+// miss a started copy of a shard of the index and no copy is on its way to them.
 type VariantError struct{ Message string }
 
 func (e *VariantError) Error() string { return e.Message }
 
+// CopiesTimeout bounds how long a variant waits for copies on their way to its nodes: a
+// replica recovering after the load, a copy the balancer moves.
+const CopiesTimeout = 15 * time.Minute
+
+// copiesPoll is how often the wait reads the shard copies again.
+const copiesPoll = 2 * time.Second
+
 // ObserveVariant reads what a variant's nodes run (the level their pool asked for, their
 // CPU's, the vector code their JVM options give Lucene, the faiss library their CPU and
 // settings make the k-NN plugin load) and checks they hold a started copy of every shard
-// of the index, so its queries are served by them alone. The faiss library stays empty
-// when a node does not say what its CPU has: the plugin's own CPU check decides then.
+// of the index, so its queries are served by them alone; it waits while the copies they
+// miss are on their way. The faiss library stays empty when a node does not say what its
+// CPU has: the plugin's own CPU check decides then.
 func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v bench.Variant) (v1alpha1.BenchmarkVariantResult, error) {
 	nodes, err := c.NodeVariants(ctx, v.Nodes)
 	if err != nil {
@@ -50,16 +59,121 @@ func ObserveVariant(ctx context.Context, c *opensearch.Client, index string, v b
 		return v1alpha1.BenchmarkVariantResult{Name: v.Name, Nodes: v.Nodes}, &VariantError{fmt.Sprintf("variant %s: no node matches %q", v.Name, v.Nodes)}
 	}
 	out := describeVariant(v, nodes)
-	copies, err := c.Shards(ctx)
-	if err != nil {
-		return out, err
+	return out, awaitCopies(ctx, c, index, v.Name, out.NodeNames, copiesPoll, CopiesTimeout)
+}
+
+// copyReader reads where an index's shard copies are, and why one cannot be placed.
+type copyReader interface {
+	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
+	UnplaceableShard(ctx context.Context, index string, shard int, primary bool) (string, error)
+}
+
+// awaitCopies waits until the nodes hold a started copy of every shard of the index. It
+// gives up at once when a shard they miss has no copy on its way (none initializing or
+// relocating, and the unassigned ones unplaceable, as allocation explain says), and after
+// timeout when the copies are still on their way.
+func awaitCopies(ctx context.Context, c copyReader, index, variant string, nodes []string, poll, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		copies, err := c.Shards(ctx)
+		if err != nil {
+			return err
+		}
+		missing := missingCopies(copies, index, nodes)
+		if len(missing) == 0 {
+			return nil
+		}
+		var shards, unplaceable []string
+		for _, m := range missing {
+			shards = append(shards, m.Shard)
+			if m.Moving || m.Unassigned == nil {
+				continue
+			}
+			shard, err := strconv.Atoi(m.Shard)
+			if err != nil {
+				return fmt.Errorf("shard %q of index %s: %w", m.Shard, index, err)
+			}
+			why, err := c.UnplaceableShard(ctx, index, shard, m.Unassigned.PriRep == "p")
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				unplaceable = append(unplaceable, fmt.Sprintf("shard %s cannot be placed: %s", m.Shard, why))
+			}
+		}
+		onTheWay := len(unplaceable) == 0 && slices.ContainsFunc(missing, func(m missingCopy) bool { return m.Moving || m.Unassigned != nil })
+		if onTheWay && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(poll):
+			}
+			continue
+		}
+		msg := fmt.Sprintf("variant %s: nodes %s hold no started copy of shard %s of index %s", variant, strings.Join(nodes, ","), strings.Join(shards, ","), index)
+		switch {
+		case onTheWay:
+			msg += fmt.Sprintf(", still on their way after %s", timeout)
+		case len(unplaceable) > 0:
+			msg += " (" + strings.Join(unplaceable, "; ") + ")"
+		}
+		return &VariantError{msg + "; give the index a copy on every variant's nodes " +
+			"(number_of_replicas at least the variants less one, with allocation awareness on the pools' attribute)"}
 	}
-	if missing := shardsWithoutCopy(copies, index, out.NodeNames); len(missing) > 0 {
-		return out, &VariantError{fmt.Sprintf("variant %s: nodes %s hold no started copy of shard %s of index %s; give the index a copy on every variant's nodes "+
-			"(number_of_replicas at least the variants less one, with allocation awareness on the pools' attribute)",
-			v.Name, strings.Join(out.NodeNames, ","), strings.Join(missing, ","), index)}
+}
+
+// missingCopy is a shard of which the variant's nodes hold no started copy.
+type missingCopy struct {
+	Shard string
+	// Moving: a copy of the shard is initializing or relocating somewhere.
+	Moving bool
+	// Unassigned is a copy of the shard no node holds, a replica before a primary.
+	Unassigned *opensearch.ShardCopy
+}
+
+// missingCopies are the index's shards with no started copy on the nodes, in shard order.
+func missingCopies(copies []opensearch.ShardCopy, index string, nodes []string) []missingCopy {
+	served, byShard := map[string]bool{}, map[string]*missingCopy{}
+	var order []string
+	for i, c := range copies {
+		if c.Index != index {
+			continue
+		}
+		m, ok := byShard[c.Shard]
+		if !ok {
+			m = &missingCopy{Shard: c.Shard}
+			byShard[c.Shard] = m
+			order = append(order, c.Shard)
+		}
+		switch c.State {
+		case "STARTED":
+			served[c.Shard] = served[c.Shard] || slices.Contains(nodes, c.Node)
+		case "INITIALIZING", "RELOCATING":
+			m.Moving = true
+		case "UNASSIGNED":
+			if m.Unassigned == nil || c.PriRep != "p" {
+				m.Unassigned = &copies[i]
+			}
+		}
 	}
-	return out, nil
+	var out []missingCopy
+	for _, s := range order {
+		if !served[s] {
+			out = append(out, *byShard[s])
+		}
+	}
+	slices.SortFunc(out, func(a, b missingCopy) int { return cmpShard(a.Shard, b.Shard) })
+	return out
+}
+
+// cmpShard orders shard numbers as numbers.
+func cmpShard(a, b string) int {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA != nil || errB != nil {
+		return strings.Compare(a, b)
+	}
+	return x - y
 }
 
 // describeVariant is what a variant's nodes say they run.
@@ -83,28 +197,6 @@ func describeVariant(v bench.Variant, nodes []opensearch.NodeVariant) v1alpha1.B
 		out.FaissLibrary = simd.Same(faiss)
 	}
 	return out
-}
-
-// shardsWithoutCopy are the index's shards with no started copy on the nodes.
-func shardsWithoutCopy(copies []opensearch.ShardCopy, index string, nodes []string) []string {
-	served, all := map[string]bool{}, map[string]bool{}
-	for _, c := range copies {
-		if c.Index != index {
-			continue
-		}
-		all[c.Shard] = true
-		if c.State == "STARTED" && slices.Contains(nodes, c.Node) {
-			served[c.Shard] = true
-		}
-	}
-	var missing []string
-	for s := range all {
-		if !served[s] {
-			missing = append(missing, s)
-		}
-	}
-	slices.Sort(missing)
-	return missing
 }
 
 // minSIMDGain is the throughput a wider SIMD level must add over the level on the most

@@ -3,9 +3,16 @@ package benchrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -171,17 +178,150 @@ func TestDescribeVariant(t *testing.T) {
 	}
 }
 
-func TestShardsWithoutCopy(t *testing.T) {
+func TestMissingCopies(t *testing.T) {
+	started := func(shard, node string) opensearch.ShardCopy {
+		return opensearch.ShardCopy{Index: "vec", Shard: shard, PriRep: "r", State: "STARTED", Node: node}
+	}
 	copies := []opensearch.ShardCopy{
-		{Index: "vec", Shard: "0", State: "STARTED", Node: "a-0"}, {Index: "vec", Shard: "0", State: "STARTED", Node: "b-0"},
-		{Index: "vec", Shard: "1", State: "STARTED", Node: "a-0"}, {Index: "vec", Shard: "1", State: "INITIALIZING", Node: "b-1"},
+		started("0", "a-0"), started("0", "b-0"),
+		started("1", "a-0"), {Index: "vec", Shard: "1", PriRep: "r", State: "INITIALIZING", Node: "b-1"},
+		started("10", "a-0"), {Index: "vec", Shard: "10", PriRep: "r", State: "UNASSIGNED"},
+		started("2", "a-0"), started("2", "c-0"),
 		{Index: "other", Shard: "2", State: "STARTED", Node: "a-0"},
 	}
-	if got := shardsWithoutCopy(copies, "vec", []string{"a-0"}); len(got) != 0 {
-		t.Errorf("pool a holds every shard, got missing %v", got)
+	for _, c := range []struct {
+		name  string
+		nodes []string
+		want  []missingCopy
+	}{
+		{"a pool holding every shard", []string{"a-0"}, nil},
+		{"a copy initializing, one unassigned, one on another pool's node", []string{"b-0", "b-1"},
+			[]missingCopy{{Shard: "1", Moving: true}, {Shard: "2"}, {Shard: "10", Unassigned: &copies[5]}}},
+		{"nodes holding nothing", []string{"z-0"},
+			[]missingCopy{{Shard: "0"}, {Shard: "1", Moving: true}, {Shard: "2"}, {Shard: "10", Unassigned: &copies[5]}}},
+	} {
+		got := missingCopies(copies, "vec", c.nodes)
+		if !slices.EqualFunc(got, c.want, func(a, b missingCopy) bool {
+			return a.Shard == b.Shard && a.Moving == b.Moving && a.Unassigned == b.Unassigned
+		}) {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
 	}
-	if got := shardsWithoutCopy(copies, "vec", []string{"b-0", "b-1"}); !slices.Equal(got, []string{"1"}) {
-		t.Errorf("pool b's copy of shard 1 is still initializing, got missing %v", got)
+}
+
+// scriptedCopies answers Shards with one listing after another (the last one for good),
+// and UnplaceableShard from a map by "shard/p|r".
+type scriptedCopies struct {
+	listings  [][]opensearch.ShardCopy
+	reads     int
+	why       map[string]string
+	explained []string
+}
+
+func (s *scriptedCopies) Shards(context.Context) ([]opensearch.ShardCopy, error) {
+	l := s.listings[min(s.reads, len(s.listings)-1)]
+	s.reads++
+	return l, nil
+}
+
+func (s *scriptedCopies) UnplaceableShard(_ context.Context, _ string, shard int, primary bool) (string, error) {
+	key := strconv.Itoa(shard) + map[bool]string{true: "/p", false: "/r"}[primary]
+	s.explained = append(s.explained, key)
+	return s.why[key], nil
+}
+
+// TestAwaitCopies: a variant waits while the copies its nodes miss are on their way
+// (recovering, relocating, unassigned but placeable) and is refused at once when one
+// cannot come (unplaceable, or every copy started elsewhere), or once the wait is over.
+func TestAwaitCopies(t *testing.T) {
+	copyOf := func(shard, prirep, state, node string) opensearch.ShardCopy {
+		return opensearch.ShardCopy{Index: "vec", Shard: shard, PriRep: prirep, State: state, Node: node}
+	}
+	settled := []opensearch.ShardCopy{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "STARTED", "b-0")}
+	for _, c := range []struct {
+		name      string
+		listings  [][]opensearch.ShardCopy
+		why       map[string]string
+		timeout   time.Duration
+		reads     int
+		explained []string
+		refused   string // "" when the copies arrive
+	}{
+		{name: "settled", listings: [][]opensearch.ShardCopy{settled}, reads: 1},
+		{name: "a replica recovering after the load", listings: [][]opensearch.ShardCopy{
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "INITIALIZING", "b-0")}, settled}, reads: 2},
+		{name: "a replica not yet placed, then recovering", listings: [][]opensearch.ShardCopy{
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "UNASSIGNED", "")},
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "INITIALIZING", "b-0")}, settled},
+			reads: 3, explained: []string{"0/r"}},
+		{name: "a replica no node may take", listings: [][]opensearch.ShardCopy{
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "UNASSIGNED", "")}},
+			why:   map[string]string{"0/r": "cannot allocate because allocation is not permitted to any of the nodes; b-0: [awareness] too many copies"},
+			reads: 1, explained: []string{"0/r"}, refused: "shard 0 cannot be placed: cannot allocate because allocation is not permitted to any of the nodes; b-0: [awareness] too many copies"},
+		{name: "every copy started on other nodes", listings: [][]opensearch.ShardCopy{
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "STARTED", "a-1")}},
+			reads: 1, refused: "nodes b-0 hold no started copy of shard 0 of index vec; give the index"},
+		{name: "a recovery outlasting the wait", listings: [][]opensearch.ShardCopy{
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "INITIALIZING", "b-0")}},
+			timeout: 30 * time.Millisecond, refused: "still on their way after 30ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &scriptedCopies{listings: c.listings, why: c.why}
+			timeout := c.timeout
+			if timeout == 0 {
+				timeout = time.Minute
+			}
+			err := awaitCopies(t.Context(), s, "vec", "b", []string{"b-0"}, time.Millisecond, timeout)
+			var refused *VariantError
+			switch {
+			case c.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.refused != "" && (!errors.As(err, &refused) || !strings.Contains(err.Error(), c.refused)):
+				t.Fatalf("got %v, want a VariantError saying %q", err, c.refused)
+			}
+			if c.reads > 0 && s.reads != c.reads {
+				t.Errorf("read the copies %d times, want %d", s.reads, c.reads)
+			}
+			if !slices.Equal(s.explained, c.explained) {
+				t.Errorf("asked allocation explain about %v, want %v", s.explained, c.explained)
+			}
+		})
+	}
+}
+
+// TestObserveVariantWaitsForARecoveringCopy: the variant's node reports its replica
+// INITIALIZING for two reads (peer recovery after the load, as on a loaded node), then
+// STARTED: the variant is measured, not refused. Pure logic against a server playing
+// OpenSearch's answers; the real A/B runs in test/e2e.
+func TestObserveVariantWaitsForARecoveringCopy(t *testing.T) {
+	var shardReads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/settings,jvm"):
+			_, _ = io.WriteString(w, `{"nodes":{"id-b":{"name":"b-0","version":"3.2.0","attributes":{"vectorpilot_pool":"b"}}}}`)
+		case r.URL.Path == "/_cat/shards":
+			state := "STARTED"
+			if shardReads.Add(1) <= 2 {
+				state = "INITIALIZING"
+			}
+			_, _ = io.WriteString(w, `[{"index":"vec","shard":"0","prirep":"p","state":"STARTED","node":"a-0"},`+
+				`{"index":"vec","shard":"0","prirep":"r","state":"`+state+`","node":"b-0"}]`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c, err := opensearch.New(opensearch.Config{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ObserveVariant(t.Context(), c, "vec", bench.Variant{Name: "b", Nodes: "vectorpilot_pool:b"})
+	if err != nil {
+		t.Fatalf("variant refused while its copy recovers: %v", err)
+	}
+	if !slices.Equal(got.NodeNames, []string{"b-0"}) || shardReads.Load() != 3 {
+		t.Errorf("observed %+v after %d reads of the shards, want node b-0 after 3", got, shardReads.Load())
 	}
 }
 

@@ -26,7 +26,8 @@ var requestRules = []requestRule{
 	{http.MethodGet, "/_cluster/health", Permissions{Cluster: []string{"cluster:monitor/health"}}},
 	{http.MethodGet, "/_cluster/health/{index}", Permissions{Cluster: []string{"cluster:monitor/health"}}},
 	{http.MethodGet, "/_cluster/settings", Permissions{Cluster: []string{"cluster:monitor/state"}}},
-	// Why a draining node's shard copy does not move (the scale-down's message).
+	// Why a draining node's shard copy does not move (the scale-down's message), why a copy
+	// a benchmark variant waits for cannot be placed.
 	{http.MethodPost, "/_cluster/allocation/explain", Permissions{Cluster: []string{"cluster:monitor/allocation/explain"}}},
 	{http.MethodPut, "/_cluster/settings", Permissions{Cluster: []string{"cluster:admin/settings/update"}}},
 	{http.MethodGet, "/_cluster/state/{name}", Permissions{Cluster: []string{"cluster:monitor/state"}}},

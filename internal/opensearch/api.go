@@ -545,26 +545,52 @@ func (c *Client) SegmentFileBytes(ctx context.Context, name string) (map[string]
 // StuckShard says why a started shard copy cannot leave its node, from the cluster
 // allocation explain API: empty when it can move (or may stay).
 func (c *Client) StuckShard(ctx context.Context, index string, shard int, primary bool, node string) (string, error) {
-	var resp struct {
-		CanMove         string `json:"can_move_to_other_node"`
-		MoveExplanation string `json:"move_explanation"`
-		Nodes           []struct {
-			Name     string    `json:"node_name"`
-			Deciders []Refusal `json:"deciders"`
-		} `json:"node_allocation_decisions"`
-	}
-	body := map[string]any{"index": index, "shard": shard, "primary": primary, "current_node": node}
-	if err := c.do(ctx, http.MethodPost, "/_cluster/allocation/explain", body, &resp); err != nil {
+	e, err := c.explainAllocation(ctx, map[string]any{"index": index, "shard": shard, "primary": primary, "current_node": node})
+	if err != nil {
 		return "", err
 	}
-	var refusals []Refusal
-	for _, n := range resp.Nodes {
+	return stuckReason(e.CanMove, e.MoveExplanation, e.refusals()), nil
+}
+
+// UnplaceableShard says why an unassigned copy of a shard cannot be placed on any node,
+// from the cluster allocation explain API: empty while allocation may still place it
+// (allowed, throttled, delayed after a node left, or waiting for shard data).
+func (c *Client) UnplaceableShard(ctx context.Context, index string, shard int, primary bool) (string, error) {
+	e, err := c.explainAllocation(ctx, map[string]any{"index": index, "shard": shard, "primary": primary})
+	if err != nil {
+		return "", err
+	}
+	return stuckReason(e.CanAllocate, e.AllocateExplanation, e.refusals()), nil
+}
+
+// allocationExplanation is the allocation explain API's answer for one shard copy.
+type allocationExplanation struct {
+	CanMove             string `json:"can_move_to_other_node"`
+	MoveExplanation     string `json:"move_explanation"`
+	CanAllocate         string `json:"can_allocate"`
+	AllocateExplanation string `json:"allocate_explanation"`
+	Nodes               []struct {
+		Name     string    `json:"node_name"`
+		Deciders []Refusal `json:"deciders"`
+	} `json:"node_allocation_decisions"`
+}
+
+func (c *Client) explainAllocation(ctx context.Context, body map[string]any) (allocationExplanation, error) {
+	var e allocationExplanation
+	err := c.do(ctx, http.MethodPost, "/_cluster/allocation/explain", body, &e)
+	return e, err
+}
+
+// refusals are the deciders' answers, each with its node.
+func (e allocationExplanation) refusals() []Refusal {
+	var out []Refusal
+	for _, n := range e.Nodes {
 		for _, d := range n.Deciders {
 			d.Node = n.Name
-			refusals = append(refusals, d)
+			out = append(out, d)
 		}
 	}
-	return stuckReason(resp.CanMove, resp.MoveExplanation, refusals), nil
+	return out
 }
 
 // Refusal is one allocation decider's answer for one node.
@@ -578,10 +604,11 @@ type Refusal struct {
 // stuckReasonNodes is how many other nodes' refusals a stuck shard's reason names.
 const stuckReasonNodes = 2
 
-// stuckReason is a stuck copy's move explanation with the first refusal (NO) of each node
-// it could go to, for the first few nodes; "" when the copy can move.
-func stuckReason(canMove, explanation string, refusals []Refusal) string {
-	if canMove != "no" {
+// stuckReason is the explanation of a copy that cannot move (or be placed), with the
+// first refusal (NO) of each node it could go to, for the first few nodes; "" when the
+// decision is anything but no.
+func stuckReason(decision, explanation string, refusals []Refusal) string {
+	if decision != "no" {
 		return ""
 	}
 	parts := []string{explanation}
