@@ -28,6 +28,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -657,7 +658,7 @@ func TestPreflightReadsTheRealNodesIndexes(t *testing.T) {
 // node of the new major opens the index but archives the setting, so its field's space
 // type silently falls back to the default.
 func TestPreflightRefusesWhatTheNextMajorDrops(t *testing.T) {
-	testsupport.Integration(t)
+	testgate.Integration(t, "OpenSearch nodes of two majors")
 	root := testsupport.Root(t)
 	const name, index = "ctl-major", "cosine-by-index-setting"
 	node, err := devenv.StartNode(root, name, devenv.NodeOptions{Version: devenv.PreviousMajorVersion})

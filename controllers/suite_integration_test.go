@@ -30,6 +30,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) {
 	// Reconcile errors are expected in fault tests; only the conditions they leave are asserted.
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
 	code := testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.Argo|testsupport.OpenSearch)
-	if code == 0 && !testing.Short() && !sent.covered() {
+	if code == 0 && testgate.Enabled() && !sent.covered() {
 		code = 1
 	}
 	os.Exit(code)

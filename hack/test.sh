@@ -61,6 +61,9 @@ started=$(bash hack/opensearch.sh start "$node")
 printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
 export VECTORPILOT_OPENSEARCH_URL
+# Integration and e2e tests run here; plain `go test ./...` runs the unit tests only
+# (internal/testgate).
+export VECTORPILOT_INTEGRATION=1
 
 # Arguments go to go test as they are. With none: every package, the e2e package after
 # the others, on the machine alone. It runs a real node with three OpenSearch JVMs under a

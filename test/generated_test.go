@@ -10,15 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestGeneratedFilesAreCurrent regenerates CRDs, RBAC, deepcopy code and the API reference into a temporary
 // folder and fails when the committed files differ: run `make generate manifests`.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen and crd-ref-docs from bin/")
-	}
+	testgate.Integration(t, "controller-gen and crd-ref-docs from bin/")
 	root := testsupport.Root(t)
 	gen := filepath.Join(root, "bin", "controller-gen")
 	if _, err := os.Stat(gen); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -14,9 +15,7 @@ import (
 // and what it links is what scanners of the image report. The local control plane of
 // `make demo` is cmd/vectorpilot-dev.
 func TestOperatorLinksNoDevelopmentEnvironment(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads the operator's package graph")
-	}
+	testgate.Integration(t, "the operator's package graph loaded")
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps, Dir: testsupport.Root(t)}, "./cmd/vectorpilot")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -30,9 +31,7 @@ func TestServiceMonitorDecodesStrictly(t *testing.T) {
 // TestAlertRulesWithPromtool runs promtool check rules on the rule groups and promtool test
 // rules on config/prometheus/rules_test.yaml, which fires and resolves every alert.
 func TestAlertRulesWithPromtool(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs promtool from bin/")
-	}
+	testgate.Integration(t, "promtool from bin/")
 	root := testsupport.Root(t)
 	promtool := filepath.Join(root, "bin", "promtool")
 	if _, err := os.Stat(promtool); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -18,9 +19,7 @@ import (
 // every event type is corev1's. A reason written as a literal, built at run time, or
 // declared elsewhere fails here, naming the place.
 func TestReasonsComeFromTheRegistry(t *testing.T) {
-	if testing.Short() {
-		t.Skip("type-checks the operator's packages")
-	}
+	testgate.Integration(t, "the operator's packages type-checked")
 	const api = "github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	pkgs, err := packages.Load(&packages.Config{
 		Mode: packages.NeedName | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,

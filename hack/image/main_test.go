@@ -9,15 +9,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/vectorpilot/vectorpilot/internal/images"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestWritesTheDockerfilesImage: the archive holds one image, tagged as asked, with the
 // Dockerfile's user, entrypoint and command and the binary at the Dockerfile's path.
 func TestWritesTheDockerfilesImage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the operator")
-	}
+	testgate.Integration(t, "Go builds of the operator")
 	root := testsupport.Root(t)
 	t.Chdir(root)
 	out := filepath.Join(t.TempDir(), "image.tar")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -15,7 +16,7 @@ import (
 // generator, neighbours by numpy brute force), reads it back, and checks every value and
 // the ground truth against ExactKNN.
 func TestReadHDF5(t *testing.T) {
-	testsupport.Integration(t)
+	testgate.Integration(t, "h5py in the project's venv")
 	root := testsupport.Root(t)
 	python := filepath.Join(root, "bin", "venv", "bin", "python")
 	if _, err := os.Stat(python); err != nil {

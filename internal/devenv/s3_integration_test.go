@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestS3ServerOnLoopback starts the real S3-compatible server, creates a bucket, stores an
 // object and lists it back, then stops the server by PID.
 func TestS3ServerOnLoopback(t *testing.T) {
-	testsupport.Integration(t)
+	testgate.Integration(t, "the S3-compatible server")
 	s3, err := devenv.StartS3(testsupport.Root(t), fmt.Sprintf("devenv-%d", time.Now().UnixNano()))
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 )
 
 // TestTLSProxyTerminatesTLSAndChecksPasswords: the harness's nginx trusts only its CA's
 // certificate, refuses a wrong or missing password, and takes a rotated password at once.
 func TestTLSProxyTerminatesTLSAndChecksPasswords(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts nginx")
-	}
+	testgate.Integration(t, "nginx")
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)

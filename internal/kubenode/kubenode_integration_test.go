@@ -17,6 +17,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/images"
 	"github.com/vectorpilot/vectorpilot/internal/kubenode"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 )
 
 // TestAPodRunsOnTheRealNode starts the node, imports the pause image and runs a pod of it
@@ -24,9 +25,7 @@ import (
 // claim is provisioned once the pod is scheduled, the pod gets an address from the pod range
 // and runs with the volume mounted; deleting the claim deletes the volume and its directory.
 func TestAPodRunsOnTheRealNode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the real node")
-	}
+	testgate.Integration(t, "the real node")
 	root, err := devenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

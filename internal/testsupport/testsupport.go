@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 )
 
 // Parts says which real parts a test package needs.
@@ -37,10 +38,10 @@ var (
 	nodeURL      string
 )
 
-// Main starts the parts, runs the package's tests and stops what it started. Under
-// `go test -short` it starts nothing and integration tests skip themselves (see Integration).
+// Main starts the parts, runs the package's tests and stops what it started. Unless
+// integration tests run (testgate) it starts nothing, and they skip themselves.
 func Main(m *testing.M, parts Parts) int {
-	if isShort() {
+	if !testgate.Enabled() {
 		return m.Run()
 	}
 	var err error
@@ -77,15 +78,6 @@ func Main(m *testing.M, parts Parts) int {
 	return m.Run()
 }
 
-func isShort() bool {
-	for _, a := range os.Args[1:] {
-		if a == "-test.short" || a == "-test.short=true" {
-			return true
-		}
-	}
-	return false
-}
-
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "FAIL: real parts unavailable:", err)
 	return 1
@@ -96,18 +88,10 @@ func packageName() string {
 	return strings.ReplaceAll(filepath.Base(wd), "_", "-")
 }
 
-// Integration skips t under `go test -short`; integration tests start with it.
-func Integration(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs real parts, skipped under -short")
-	}
-}
-
 // ControlPlane is the package's kube-apiserver + etcd; Main must have been asked for Kube.
 func ControlPlane(t testing.TB) *devenv.ControlPlane {
 	t.Helper()
-	Integration(t)
+	testgate.Integration(t, "kube-apiserver and etcd")
 	if controlPlane == nil {
 		t.Fatal("testsupport.Main was not asked for the Kube part")
 	}
@@ -117,7 +101,7 @@ func ControlPlane(t testing.TB) *devenv.ControlPlane {
 // OpenSearchURL is the package's OpenSearch node; Main must have been asked for OpenSearch.
 func OpenSearchURL(t testing.TB) string {
 	t.Helper()
-	Integration(t)
+	testgate.Integration(t, "a real OpenSearch node")
 	if nodeURL == "" {
 		t.Fatal("testsupport.Main was not asked for the OpenSearch part")
 	}

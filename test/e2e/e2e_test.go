@@ -27,6 +27,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 
@@ -38,9 +39,7 @@ const documents = 20000
 
 func integration(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end test: needs the real node")
-	}
+	testgate.Integration(t, "the real node")
 }
 
 // operatorPod is the operator's one running pod.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/internal/kubenode"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 
@@ -28,10 +29,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	for _, a := range os.Args[1:] {
-		if a == "-test.short" || a == "-test.short=true" {
-			os.Exit(m.Run())
-		}
+	if !testgate.Enabled() {
+		os.Exit(m.Run())
 	}
 	os.Exit(run(m))
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	osbparse "github.com/vectorpilot/vectorpilot/internal/osb"
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
@@ -46,9 +47,7 @@ func shippedWorkload(t *testing.T, root string) string {
 }
 
 func TestOpenSearchBenchmarkCellMatchesTheEngine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs OpenSearch Benchmark from bin/ against a real node")
-	}
+	testgate.Integration(t, "OpenSearch Benchmark from bin/ and a real node")
 	root := testsupport.Root(t)
 	osbBin := filepath.Join(root, "bin", "venv-osb", "bin", "opensearch-benchmark")
 	if _, err := os.Stat(osbBin); err != nil {
