@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vectorpilot/vectorpilot/internal/testgate"
 )
 
 // TestKeystorePod: an init container builds the keystore from every Secret into an
@@ -72,6 +74,7 @@ func TestKeystorePod(t *testing.T) {
 // Maven Central, so this proves the script, not the official tool): every key of every Secret folder
 // ends up in the keystore it leaves behind, Kubernetes' ..data links skipped.
 func TestKeystoreScriptBuildsAKeystore(t *testing.T) {
+	testgate.Integration(t, "OpenSearch assembled from Maven and a JVM")
 	root, err := filepath.Abs(filepath.Join("..", "..")) // the repository: tests run in their package folder
 	if err != nil {
 		t.Fatal(err)
