@@ -96,10 +96,10 @@ else
   step "packages but test/e2e" go test -count=1 -timeout 60m "${others[@]}" || rc=1
   step "test/e2e (the real node)" go test -count=1 -timeout 60m ./test/e2e || rc=1
   # The Argo CD health checks, in a module of their own (test/argocd: Argo CD's Kubernetes
-  # libraries are older than the operator's), and the race detector over every package's
-  # tests that need no real part (-short).
+  # libraries are older than the operator's), and the race detector over the unit tests:
+  # plain go test, without VECTORPILOT_INTEGRATION.
   step "test/argocd" bash -c 'cd test/argocd && go test -count=1 ./...' || rc=1
-  step "race detector (-short)" go test -race -short -count=1 ./... || rc=1
+  step "race detector (unit tests)" env -u VECTORPILOT_INTEGRATION go test -race -count=1 ./... || rc=1
 fi
 echo
 echo "time by step:"
