@@ -34,6 +34,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/observe"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 // Scheme is the scheme of every kind the manager reads or writes.
@@ -84,9 +85,10 @@ type Options struct {
 	// operator's memory (base and query vectors, 4 bytes a component); a larger run fails
 	// with DatasetTooLarge. Default 256 MiB.
 	LocalBenchmarkMaxBytes int64
-	// ObserveRequest, when set, sees every request sent to OpenSearch (method and path);
-	// tests derive the operator's OpenSearch role from them.
-	ObserveRequest func(method, path string)
+	// ObserveRequest, when set, sees every request sent to OpenSearch (method, path, the
+	// settings it writes); tests derive the operator's OpenSearch role and check the owners
+	// of the settings it writes from them.
+	ObserveRequest func(opensearch.SentRequest)
 	// SysctlImage is the image of the privileged init step of mmap: InitContainer clusters
 	// (the operator's own image, which runs `vectorpilot sysctl-max-map-count`); empty
 	// refuses that mode.

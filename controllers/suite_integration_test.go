@@ -3,8 +3,10 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +32,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
+	"github.com/vectorpilot/vectorpilot/internal/owners"
 	"github.com/vectorpilot/vectorpilot/internal/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
@@ -38,7 +41,7 @@ func TestMain(m *testing.M) {
 	// Reconcile errors are expected in fault tests; only the conditions they leave are asserted.
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel + 1)))
 	code := testsupport.Main(m, testsupport.Kube|testsupport.Scheduling|testsupport.Argo|testsupport.OpenSearch)
-	if code == 0 && testgate.Enabled() && !sent.covered() {
+	if code == 0 && testgate.Enabled() && (!sent.covered() || !sent.owned()) {
 		code = 1
 	}
 	os.Exit(code)
@@ -47,20 +50,26 @@ func TestMain(m *testing.M) {
 // sentRequests records every request the operators under test send to OpenSearch, to hold
 // them against the documented role (docs/security/operator-role.yml, generated from
 // internal/opensearch's request table): a request the table does not describe fails the run.
+// The settings they write are held against the owners table (internal/owners, shown in
+// docs/concepts.md): a setting written without a row fails the run.
 type sentRequests struct {
 	mu        sync.Mutex
 	actions   map[string]int
 	unmatched map[string]int
+	settings  map[opensearch.WrittenSetting]int
 }
 
-var sent = &sentRequests{actions: map[string]int{}, unmatched: map[string]int{}}
+var sent = &sentRequests{actions: map[string]int{}, unmatched: map[string]int{}, settings: map[opensearch.WrittenSetting]int{}}
 
-func (s *sentRequests) observe(method, path string) {
+func (s *sentRequests) observe(req opensearch.SentRequest) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := opensearch.PermissionsOf(method, path)
+	p, ok := opensearch.PermissionsOf(req.Method, req.Path)
 	if !ok {
-		s.unmatched[method+" "+path]++
+		s.unmatched[req.Method+" "+req.Path]++
+	}
+	for _, w := range req.Settings {
+		s.settings[w]++
 	}
 	for _, a := range append(p.Cluster, p.Index...) {
 		s.actions[a]++
@@ -84,6 +93,26 @@ func (s *sentRequests) covered() bool {
 		fmt.Printf("FAIL: the operator sent %s (%d times), which internal/opensearch/actions.go does not describe: the documented role would refuse it\n", r, n)
 	}
 	return len(s.unmatched) == 0
+}
+
+// owned reports the settings the run wrote and says whether each has a row in the owners
+// table.
+func (s *sentRequests) owned() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	written := slices.SortedFunc(maps.Keys(s.settings), func(a, b opensearch.WrittenSetting) int {
+		return strings.Compare(a.Scope+" "+a.Key, b.Scope+" "+b.Key)
+	})
+	fmt.Printf("OpenSearch settings the operator wrote in this run (%d):\n", len(written))
+	ok := true
+	for _, w := range written {
+		fmt.Printf("  %-22s %-50s %6d requests\n", w.Scope, w.Key, s.settings[w])
+		if !owners.Has(w.Scope, w.Key) {
+			fmt.Printf("FAIL: the operator wrote the %s setting %s, which internal/owners' table does not list: say who writes it and when\n", w.Scope, w.Key)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // fastOptions make the operator notice changes within seconds in tests.

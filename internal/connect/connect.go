@@ -43,9 +43,9 @@ type Resolver struct {
 	// ManagedEndpoint is the URL of a managed cluster; nil means its client Service. Tests
 	// and out-of-cluster development point it elsewhere.
 	ManagedEndpoint func(*v1alpha1.SearchCluster) string
-	// ObserveRequest, when set, sees the method and path of every request sent to any
-	// cluster (tests derive the operator's OpenSearch role from them).
-	ObserveRequest func(method, path string)
+	// ObserveRequest, when set, sees every request sent to any cluster (tests derive the
+	// operator's OpenSearch role, and check the owners of the settings it writes, from them).
+	ObserveRequest func(opensearch.SentRequest)
 
 	mu      sync.Mutex
 	clients map[types.NamespacedName]cached
@@ -128,10 +128,10 @@ func (r *Resolver) cached(sc *v1alpha1.SearchCluster, cfg opensearch.Config) (*o
 		return c.client, nil
 	}
 	sent := metrics.OpenSearchRequests.WithLabelValues(sc.Namespace, sc.Name)
-	cfg.OnRequest = func(method, path string) {
+	cfg.OnRequest = func(req opensearch.SentRequest) {
 		sent.Inc()
 		if r.ObserveRequest != nil {
-			r.ObserveRequest(method, path)
+			r.ObserveRequest(req)
 		}
 	}
 	c, err := opensearch.New(cfg)

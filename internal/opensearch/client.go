@@ -28,9 +28,10 @@ type Config struct {
 	InsecureSkipVerify bool
 	// RequestTimeout bounds one HTTP request; zero means 30s.
 	RequestTimeout time.Duration
-	// OnRequest, when set, is called once per HTTP request sent, with its method and path
-	// (for metrics, and for the test that derives the operator's OpenSearch role).
-	OnRequest func(method, path string)
+	// OnRequest, when set, is called once per HTTP request sent, with its method, path and
+	// the settings it writes (for metrics, and for the tests that derive the operator's
+	// OpenSearch role and check who writes which setting).
+	OnRequest func(SentRequest)
 }
 
 // Client talks to one OpenSearch cluster. It is safe for concurrent use.
@@ -92,12 +93,19 @@ func clientTLS(cfg Config) (*tls.Config, error) {
 // observedTransport calls onRequest for every request it sends.
 type observedTransport struct {
 	next      http.RoundTripper
-	onRequest func(method, path string)
+	onRequest func(SentRequest)
 }
 
 func (t observedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.onRequest != nil {
-		t.onRequest(r.Method, r.URL.Path)
+		sent := SentRequest{Method: r.Method, Path: r.URL.Path}
+		if r.GetBody != nil && writesSettings(r.Method, r.URL.Path) {
+			if body, err := r.GetBody(); err == nil {
+				raw, _ := io.ReadAll(body)
+				sent.Settings = SettingsWritten(r.Method, r.URL.Path, raw)
+			}
+		}
+		t.onRequest(sent)
 	}
 	return t.next.RoundTrip(r)
 }

@@ -5,10 +5,12 @@ package owners
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
@@ -30,29 +32,36 @@ const (
 	efSearch    = "index.knn.algo_param.ef_search"
 	indexKNN    = "index.knn"
 	shards      = "index.number_of_shards"
+	writeBlock  = "index.blocks.write"
 	heldByBench = " — except while a BenchmarkRun on the index is Running: the run holds it (below)"
 	sweepWhen   = "cell by cell while Running; the sweep puts the value before back as it ends (before the run is marked finished, so the tune step never reads a cell's setting as its own), and `status.restoreSettings` however the run ends"
 )
 
 // Table is every setting the operator writes.
 var Table = []Owner{
-	{indexKNN, "index", "VectorIndex · ensure index", "at creation only (static)"},
-	{shards, "index", "VectorIndex · ensure index", "at creation only (static; a different live value is a Conflict, never a write)"},
-	{"`spec.additionalSettings` keys", "index", "VectorIndex · ensure index", "at creation only"},
-	{replicas, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec (one PUT of the diff)"},
-	{efSearch, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec's fields (lucene fields search with it; faiss ignores it: a faiss field's ef_search is in its mapping, set at creation)"},
-	{refresh, "index", "VectorIndex · converge settings", "whenever the live value differs from the spec" + heldByBench},
-	{refresh, "index", "BenchmarkRun · run (Local load, or the Workflow's `vectorpilot bench prepare`)", "-1 while loading, then the value before; `status.restoreSettings` is recorded before the first change and put back however the run ends"},
-	{indexspec.SettingConcurrentMode, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
-	{indexspec.SettingMaxSliceCount, "index", "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
-	{indexspec.SettingConcurrentMode, "index", "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
-	{indexspec.SettingMaxSliceCount, "index", "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
-	{indexspec.RestoreMarkerSetting, "index", "VectorIndex · ensure index (restore)", "set by the restore request as OpenSearch creates the index; removed once the index carries the object's `_meta`"},
-	{rollout.AllocationSetting, "cluster (persistent)", "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
-	{rollout.AwarenessSetting, "cluster (persistent)", "SearchCluster (managed) · roll out", "the node attribute added to the user's own before a node restarts with search weights; the value before is recorded in `status.settingsBeforeRestart` and put back once every node is back"},
-	{rollout.ForcedAwarenessSetting(managed.NodeAttribute), "cluster (persistent)", "SearchCluster (managed) · roll out", "every node's value, with the awareness attributes above; put back as they are"},
-	{rollout.ExcludeSetting, "cluster (persistent)", "SearchCluster (managed) · drain nodes", "the nodes the operator drains (a shrinking or removed pool; a node holding the only copy of a shard before its restart) are added, and lifted once gone or back; names it did not add are left alone (`status.drainingNodes` records its own)"},
+	{indexKNN, opensearch.ScopeIndex, "VectorIndex · ensure index", "at creation only (static)"},
+	{shards, opensearch.ScopeIndex, "VectorIndex · ensure index", "at creation only (static; a different live value is a Conflict, never a write)"},
+	{"`spec.additionalSettings` keys", opensearch.ScopeIndex, "VectorIndex · ensure index", "at creation only"},
+	{replicas, opensearch.ScopeIndex, "VectorIndex · converge settings", "whenever the live value differs from the spec (one PUT of the diff)"},
+	{efSearch, opensearch.ScopeIndex, "VectorIndex · converge settings", "whenever the live value differs from the spec's fields (lucene fields search with it; faiss ignores it: a faiss field's ef_search is in its mapping, set at creation)"},
+	{refresh, opensearch.ScopeIndex, "VectorIndex · converge settings", "whenever the live value differs from the spec" + heldByBench},
+	{refresh, opensearch.ScopeIndex, "BenchmarkRun · run (Local load, or the Workflow's `vectorpilot bench prepare`)", "-1 while loading, then the value before; `status.restoreSettings` is recorded before the first change and put back however the run ends"},
+	{indexspec.SettingConcurrentMode, opensearch.ScopeIndex, "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
+	{indexspec.SettingMaxSliceCount, opensearch.ScopeIndex, "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
+	{indexspec.SettingConcurrentMode, opensearch.ScopeIndex, "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
+	{indexspec.SettingMaxSliceCount, opensearch.ScopeIndex, "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
+	{writeBlock, opensearch.ScopeIndex, "VectorIndex · rebuild (blue/green)", "true on the serving index from the final copy pass through the alias swap (`status.rebuild.blockedAt`), removed from it if the rebuild fails or is abandoned there; true on the clone kept for a rollback, and on a reused previous index again when its rebuild is abandoned or fails its gate; removed when a rebuild reuses that index as its target"},
+	{indexspec.RestoreMarkerSetting, opensearch.ScopeIndex, "VectorIndex · ensure index (restore)", "set by the restore request as OpenSearch creates the index; removed once the index carries the object's `_meta`"},
+	{rollout.AllocationSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
+	{rollout.AwarenessSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "the node attribute added to the user's own before a node restarts with search weights; the value before is recorded in `status.settingsBeforeRestart` and put back once every node is back"},
+	{rollout.ForcedAwarenessSetting(managed.NodeAttribute), opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "every node's value, with the awareness attributes above; put back as they are"},
+	{rollout.ExcludeSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · drain nodes", "the nodes the operator drains (a shrinking or removed pool; a node holding the only copy of a shard before its restart) are added, and lifted once gone or back; names it did not add are left alone (`status.drainingNodes` records its own)"},
 	{"every key of a pool's `opensearch.yml`", "node", "SearchCluster (managed) · apply objects (the pool's ConfigMap)", "on a spec change; static, so pods restart onto it one step at a time"},
+}
+
+// Has says whether the table has a row for the setting key of scope.
+func Has(scope, key string) bool {
+	return slices.ContainsFunc(Table, func(o Owner) bool { return o.Scope == scope && o.Setting == key })
 }
 
 // Describe is the table of docs/concepts.md, one Markdown row per entry.

@@ -17,7 +17,9 @@ import (
 
 // written are the setting keys the code writes, from the builders themselves: what a
 // VectorIndex creates (every option set) and converges (tuned), what a BenchmarkRun holds,
-// and the rolling restart's and the drains' cluster settings.
+// the rebuild's write block, and the rolling restart's and the drains' cluster settings.
+// The other direction — every setting the operator is seen writing has a row — is checked
+// from the requests it sends in the controllers' integration tests (sentRequests.owned).
 func written() []string {
 	spec := v1alpha1.VectorIndexSpec{
 		Shards: 2, Replicas: 1, RefreshInterval: "1s",
@@ -34,6 +36,7 @@ func written() []string {
 	}
 	out = append(out, benchrun.HeldSettings...)
 	out = append(out, indexspec.RestoreMarkerSetting) // the restore request's index_settings
+	out = append(out, "index.blocks.write")           // the rebuild's write block (controllers/rebuild.go)
 	out = append(out, rollout.AllocationSetting, rollout.ExcludeSetting, rollout.AwarenessSetting, rollout.ForcedAwarenessSetting(managed.NodeAttribute))
 	slices.Sort(out)
 	return slices.Compact(out)
