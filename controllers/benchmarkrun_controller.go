@@ -338,8 +338,12 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		r.updateStatus(runCtx, key, func(running *v1alpha1.BenchmarkRun) { running.Status.Progress = &p })
 	})
 	go func() {
-		defer r.release(key, index)
 		res, err := sweepLocal(runCtx, osClient, w, sweeping, r.Options.HDF5, progress)
+		if runCtx.Err() == nil && opensearch.IsRetryable(err) && sweeping.Status.Attempts < maxLocalAttempts {
+			r.startOver(runCtx, key, index, sweeping.Status.Attempts, err)
+			return
+		}
+		defer r.release(key, index)
 		if runCtx.Err() != nil {
 			return // deleted: nobody to report to
 		}
@@ -358,6 +362,27 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		})
 	}()
 	return ctrl.Result{}, nil
+}
+
+// startOver ends a Local attempt that OpenSearch failed in a way that may pass (no answer,
+// 429, 5xx: a node restarting, a full queue): after a pause it leaves the run Pending,
+// released, so the next reconcile starts it again — attempt counted, settings still held,
+// what was loaded kept (written by id). It releases the run, before the status says
+// Pending: the reconcile that write causes must not find the sweep still running.
+func (r *BenchmarkRunReconciler) startOver(ctx context.Context, key, index types.NamespacedName, attempt int32, err error) {
+	select {
+	case <-ctx.Done():
+		r.release(key, index)
+		return // deleted meanwhile
+	case <-time.After(min(time.Duration(attempt)*15*time.Second, r.Options.MaxRetryDelay)):
+	}
+	r.release(key, index)
+	msg := fmt.Sprintf("attempt %d of %d failed in a way OpenSearch may not repeat (%v); starting over", attempt, maxLocalAttempts, err)
+	r.updateStatus(context.WithoutCancel(ctx), key, func(again *v1alpha1.BenchmarkRun) {
+		endProgress(again)
+		setRunState(again, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonStartingOver, msg)
+		r.Recorder.Eventf(again, nil, corev1.EventTypeWarning, v1alpha1.ReasonStartingOver, "Benchmark", "%s", msg)
+	})
 }
 
 // exportResults publishes a succeeded run's comparisons for the benchmark dashboard.

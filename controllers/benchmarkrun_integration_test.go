@@ -19,6 +19,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
@@ -428,4 +429,59 @@ func TestLocalRunsShareOneMemoryBudget(t *testing.T) {
 	wide.Spec.Representations = []v1alpha1.VectorRepresentation{"byte"}
 	e.create(wide)
 	e.waitCondition(wide, func() []metav1.Condition { return wide.Status.Conditions }, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonDatasetTooLarge, 30*time.Second)
+}
+
+// TestLocalBenchmarkRunStartsOverWhenItsNodeRestarts: the node stops while a Local run
+// sweeps and is started again; the attempt fails on the connection, the run says it starts
+// over (condition and Warning Event) and succeeds on its second attempt with every cell,
+// the dataset loaded once (written by id, so the load resumed is never doubled).
+func TestLocalBenchmarkRunStartsOverWhenItsNodeRestarts(t *testing.T) {
+	e := startOperator(t)
+	const nodeName = "ctl-bench-restart"
+	node, err := devenv.StartNode(testsupport.Root(t), nodeName, devenv.NodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Destroy() })
+	e.cluster("vectors", node.URL)
+	vi := luceneIndex(e, "restart")
+	vi.Spec.Shards, vi.Spec.Replicas = 1, 0
+	e.create(vi)
+	e.waitIndexReady(vi)
+
+	run := localRun(e, "restart", vi.Name, 2*time.Second)
+	e.create(run)
+	e.eventually(2*time.Minute, func() (bool, string) {
+		if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
+			return false, err.Error()
+		}
+		p := run.Status.Progress
+		return p != nil && p.Step == benchrun.StepSweeping, fmt.Sprintf("phase %s, progress %+v", run.Status.Phase, p)
+	})
+	t.Logf("restarting the node mid-sweep (cells %s)", run.Status.Progress.Cells)
+	if err := node.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devenv.StartNode(testsupport.Root(t), nodeName, devenv.NodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunPhase(run, v1alpha1.BenchmarkSucceeded, 4*time.Minute)
+	if run.Status.Attempts != 2 || len(run.Status.Results) != len(run.Spec.SliceCounts)*len(run.Spec.Clients) {
+		t.Errorf("attempts %d, %d cells: want the second attempt to measure all %d", run.Status.Attempts, len(run.Status.Results), len(run.Spec.SliceCounts)*len(run.Spec.Clients))
+	}
+	var startedOver []string
+	for _, ev := range e.events(run.Name) {
+		if ev.Reason == v1alpha1.ReasonStartingOver {
+			startedOver = append(startedOver, ev.Note)
+		}
+	}
+	if len(startedOver) != 1 {
+		t.Errorf("StartingOver Events %q, want one", startedOver)
+	} else {
+		t.Logf("Event: %s", startedOver[0])
+	}
+	n, err := osClient(t, node.URL).DocCount(t.Context(), vi.Spec.IndexName)
+	if err != nil || n != int64(run.Spec.Workload.Dataset.Generated.Count) {
+		t.Errorf("index holds %d documents (%v), want the dataset's %d once", n, err, run.Spec.Workload.Dataset.Generated.Count)
+	}
 }

@@ -379,7 +379,8 @@ type BenchmarkRunStatus struct {
 	// +optional
 	RepresentationRecommendation *BenchmarkRepresentationRecommendation `json:"representationRecommendation,omitempty"`
 	// attempts is how many times the Local runner started the run; a run interrupted
-	// (the operator restarted) that many times fails instead of starting again.
+	// (the operator restarted) or failed by OpenSearch errors that may pass (no answer,
+	// 429, 5xx) that many times fails instead of starting again.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 	// restoreSettings are the index settings the run changes, as they were before it

@@ -83,6 +83,9 @@ const (
 	ReasonIndexReplaced      = "IndexReplaced"
 	ReasonIndexRetained      = "IndexRetained"
 	ReasonInsecureSkipVerify = "InsecureSkipVerify"
+	// ReasonStartingOver: a Local run's attempt failed in a way OpenSearch may not repeat
+	// (no answer, 429, 5xx); the run starts again (a condition and an Event).
+	ReasonStartingOver = "StartingOver"
 	// ReasonInterrupted: a Local run was started maxLocalAttempts times without ending.
 	ReasonInterrupted     = "Interrupted"
 	ReasonInvalidSchedule = "InvalidSchedule"
