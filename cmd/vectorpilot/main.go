@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/version"
 )
 
@@ -31,6 +33,15 @@ func main() {
 	root.AddCommand(newVersionCommand(), newManagerCommand(), newBenchCommand(), newTuneCommand(), newDashboardsCommand(), newChartValuesCommand(), newSysctlCommand(), newCRDsCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "vectorpilot:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is 1, or benchrun.ExitTransient for an OpenSearch failure that may pass, which
+// the Workflow steps retry.
+func exitCode(err error) int {
+	if opensearch.IsRetryable(err) {
+		return benchrun.ExitTransient
+	}
+	return 1
 }

@@ -22,6 +22,11 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
+// ExitTransient is the exit code of a `vectorpilot bench` step that OpenSearch failed in a
+// way that may pass (no answer, 429, 5xx: a node restarting, a full queue): sysexits'
+// EX_TEMPFAIL. The Workflow templates retry the steps that exit with it, and no others.
+const ExitTransient = 75
+
 // Workload is a run's workload resolved against its index.
 type Workload struct {
 	Index, Field string

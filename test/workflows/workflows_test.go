@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/util/expr/argoexpr"
+	"github.com/argoproj/argo-workflows/v3/util/expr/env"
 	"github.com/argoproj/argo-workflows/v3/workflow/templateresolution"
 	"github.com/argoproj/argo-workflows/v3/workflow/validate"
 	corev1 "k8s.io/api/core/v1"
@@ -223,5 +226,40 @@ func TestSIMDABPlan(t *testing.T) {
 	}
 	if params["representations"] != "float,sq7,byte" || params["scratch-owner"] == "" {
 		t.Errorf("representations %q, scratch owner %q", params["representations"], params["scratch-owner"])
+	}
+}
+
+// TestOpenSearchStepsRetryOnlyTransientFailures: every sweep step that talks to OpenSearch
+// (the operator image's bench commands but the report, which writes to the Kubernetes API)
+// is retried when it exits benchrun.ExitTransient — an OpenSearch failure that may pass —
+// and never for another exit code, as Argo's controller evaluates the expression (the
+// scope it builds from the last attempt, its expression evaluator).
+func TestOpenSearchStepsRetryOnlyTransientFailures(t *testing.T) {
+	sweep, err := load(t).Get("vectorpilot-benchmark-sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	retried := 0
+	for _, step := range sweep.Spec.Templates {
+		c := step.Container
+		if c == nil || c.Image != operatorImage || !slices.Equal(c.Command[:2], []string{"/vectorpilot", "bench"}) || slices.Contains(c.Command, "report") {
+			continue
+		}
+		rs := step.RetryStrategy
+		if rs == nil || rs.Expression == "" || rs.Limit == nil {
+			t.Errorf("template %s talks to OpenSearch without a bounded retry of transient failures: %+v", step.Name, rs)
+			continue
+		}
+		retried++
+		for code, want := range map[string]bool{strconv.Itoa(benchrun.ExitTransient): true, "1": false, "2": false, "-1": false} {
+			scope := env.GetFuncMap(map[string]any{"retries": "0", "lastRetry.exitCode": code, "lastRetry.status": "Failed", "lastRetry.duration": "3", "lastRetry.message": ""})
+			got, err := argoexpr.EvalBool(rs.Expression, scope)
+			if err != nil || got != want {
+				t.Errorf("template %s: retry after exit code %s is %v (%v), want %v", step.Name, code, got, err, want)
+			}
+		}
+	}
+	if retried < 4 {
+		t.Errorf("%d OpenSearch steps carry the retry, want prepare/set-slices, warmup, measure and representations", retried)
 	}
 }
