@@ -537,7 +537,9 @@ func (r *BenchmarkRunReconciler) cancelLocal(key types.NamespacedName) bool {
 	return ok
 }
 
-// cleanUp deletes a finished run's Workflow once ttlAfterFinished has passed.
+// cleanUp deletes a finished run's Workflow once ttlAfterFinished has passed. Not Argo's
+// ttlStrategy: that counts from the Workflow's end, which may come before the operator has
+// read the outcome into the run; this counts from the run's completionTime, recorded then.
 func (r *BenchmarkRunReconciler) cleanUp(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	ttl := run.Spec.TTLAfterFinished
 	if ttl == nil || run.Status.WorkflowName == "" || run.Status.CompletionTime == nil || !r.Argo {
