@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// Env turns integration tests on when set to 1; -short turns them off again (the race
-// detector's pass of make test).
+// Env turns integration tests on when set to 1 (hack/test.sh sets it); -short turns them
+// off again, as it always did.
 const Env = "VECTORPILOT_INTEGRATION"
 
 // Enabled says whether integration tests run. It reads -short from the command line: a
