@@ -917,21 +917,21 @@ func podsFailingNow(sc *v1alpha1.SearchCluster) bool {
 // setManagedConditions: unschedulable pods first (they need a person or an autoscaler),
 // then pods starting, then a rollout, then what OpenSearch itself says.
 func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult, variants variantFinding) {
-	scheduled := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReconciled,
-		Message: "every pod has a node", ObservedGeneration: sc.Generation}
+	unschedulable := ""
 	if len(obs.unschedulable) > 0 {
 		sort.Strings(obs.unschedulable)
-		scheduled.Status, scheduled.Reason, scheduled.Message = metav1.ConditionFalse, v1alpha1.ReasonUnschedulable,
-			"no node can take pods of pool "+strings.Join(obs.unschedulable, "; pool ")
+		unschedulable = "no node can take pods of pool " + strings.Join(obs.unschedulable, "; pool ")
+		conditions.SetAspect(&sc.Status.Conditions, sc.Generation, v1alpha1.ConditionScheduled, metav1.ConditionFalse, v1alpha1.ReasonUnschedulable, unschedulable)
+	} else {
+		conditions.SetAspect(&sc.Status.Conditions, sc.Generation, v1alpha1.ConditionScheduled, metav1.ConditionTrue, v1alpha1.ReasonReconciled, "every pod has a node")
 	}
-	meta.SetStatusCondition(&sc.Status.Conditions, scheduled)
 	switch {
 	case obs.securityPluginMissing != "":
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonSecurityPluginMissing, obs.securityPluginMissing)
 	case len(obs.failing) > 0:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonPodsFailing, podsFailing(sc, obs))
 	case len(obs.unschedulable) > 0:
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, scheduled.Message)
+		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, unschedulable)
 	case obs.ready < obs.desired:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonPodsStarting, fmt.Sprintf("%d of %d pods ready", obs.ready, obs.desired))
 	case sc.Status.ScaleDown != nil:

@@ -320,6 +320,5 @@ func (r *SearchClusterReconciler) setSecured(sc *v1alpha1.SearchCluster, status 
 	if reason == v1alpha1.ReasonSecurityDisabled && (before == nil || before.Reason != reason) {
 		r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, reason, "Security", "%s", message)
 	}
-	meta.SetStatusCondition(&sc.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSecured, Status: status,
-		Reason: reason, Message: message, ObservedGeneration: sc.Generation})
+	conditions.SetAspect(&sc.Status.Conditions, sc.Generation, v1alpha1.ConditionSecured, status, reason, message)
 }

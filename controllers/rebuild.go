@@ -10,11 +10,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rebuild"
@@ -508,7 +508,7 @@ func (r *VectorIndexReconciler) gate(ctx context.Context, run *indexRun) steps.R
 
 // setGateCondition records the last gate's verdict (RebuildGateFailed).
 func setGateCondition(vi *v1alpha1.VectorIndex, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionRebuildGateFailed, Status: status, Reason: reason, Message: msg, ObservedGeneration: vi.Generation})
+	conditions.SetAspect(&vi.Status.Conditions, vi.Generation, v1alpha1.ConditionRebuildGateFailed, status, reason, msg)
 }
 
 // gateOf is the spec's gate; the schema's defaults when spec.rebuild was removed while a

@@ -15,6 +15,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -120,7 +121,7 @@ func (r *VectorIndexReconciler) reportRecall(vi *v1alpha1.VectorIndex, st *v1alp
 	target, _ := strconv.ParseFloat(st.Target, 64)
 	metrics.IndexRecallTarget.WithLabelValues(labels...).Set(target)
 	metrics.RecallSearches.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name)
-	cond := metav1.Condition{Type: v1alpha1.ConditionRecallBelowTarget, ObservedGeneration: vi.Generation}
+	cond := metav1.Condition{Type: v1alpha1.ConditionRecallBelowTarget}
 	value, err := strconv.ParseFloat(st.Value, 64)
 	switch {
 	case err != nil:
@@ -129,7 +130,7 @@ func (r *VectorIndexReconciler) reportRecall(vi *v1alpha1.VectorIndex, st *v1alp
 		if st.Skipped != "" {
 			cond.Message += ": " + st.Skipped
 		}
-		meta.SetStatusCondition(&vi.Status.Conditions, cond)
+		conditions.SetAspect(&vi.Status.Conditions, vi.Generation, cond.Type, cond.Status, cond.Reason, cond.Message)
 		return
 	case value < target:
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonRecallBelowTarget
@@ -142,7 +143,7 @@ func (r *VectorIndexReconciler) reportRecall(vi *v1alpha1.VectorIndex, st *v1alp
 	if c := meta.FindStatusCondition(vi.Status.Conditions, cond.Type); c != nil {
 		was = c.Status
 	}
-	meta.SetStatusCondition(&vi.Status.Conditions, cond)
+	conditions.SetAspect(&vi.Status.Conditions, vi.Generation, cond.Type, cond.Status, cond.Reason, cond.Message)
 	switch {
 	case was == cond.Status:
 	case cond.Status == metav1.ConditionTrue:

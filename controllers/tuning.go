@@ -15,6 +15,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -41,7 +42,7 @@ func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 		return nil
 	}
 	notTuned := func(reason, msg string) error {
-		meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: vi.Generation})
+		conditions.SetAspect(&vi.Status.Conditions, vi.Generation, v1alpha1.ConditionTuned, metav1.ConditionFalse, reason, msg)
 		return nil
 	}
 	// Gather.
@@ -196,8 +197,8 @@ func (r *VectorIndexReconciler) recordTuning(vi *v1alpha1.VectorIndex, table aut
 	}
 	metrics.TunerDecisions.WithLabelValues(vi.Namespace, vi.Name, decisionKind(t.current, chosen)).Inc()
 	vi.Status.Tuning = st
-	meta.SetStatusCondition(&vi.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTuned, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonTuned,
-		Message: fmt.Sprintf("slice setting %d: %s", chosen, st.Reason), ObservedGeneration: vi.Generation})
+	conditions.SetAspect(&vi.Status.Conditions, vi.Generation, v1alpha1.ConditionTuned, metav1.ConditionTrue, v1alpha1.ReasonTuned,
+		fmt.Sprintf("slice setting %d: %s", chosen, st.Reason))
 }
 
 // feedbackOf reads the loop's memory back from the status (a correction of 1 when none).

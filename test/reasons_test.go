@@ -17,7 +17,9 @@ import (
 // TestReasonsComeFromTheRegistry: every condition and event reason the operator writes is a
 // constant declared in api/v1alpha1 (reasons are API: users alert and search on them), and
 // every event type is corev1's. A reason written as a literal, built at run time, or
-// declared elsewhere fails here, naming the place.
+// declared elsewhere fails here, naming the place; so does a condition set beside
+// internal/conditions (meta.SetStatusCondition), which keeps the generation observed on
+// every one.
 func TestReasonsComeFromTheRegistry(t *testing.T) {
 	testgate.Integration(t, "the operator's packages type-checked")
 	const api = "github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -46,6 +48,11 @@ func TestReasonsComeFromTheRegistry(t *testing.T) {
 						}
 					}
 				case *ast.CallExpr:
+					if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+						if fn := pkg.TypesInfo.Uses[sel.Sel]; fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "k8s.io/apimachinery/pkg/api/meta" && fn.Name() == "SetStatusCondition" {
+							report(pkg.Fset, n.Pos(), "condition set with meta.SetStatusCondition: use internal/conditions (Set, SetAspect)")
+						}
+					}
 					sig, ok := pkg.TypesInfo.TypeOf(n.Fun).(*types.Signature)
 					if !ok {
 						return true

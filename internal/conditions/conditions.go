@@ -51,17 +51,22 @@ func IsReady(conds []metav1.Condition) bool {
 	return meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReady)
 }
 
+// SetAspect records one condition beside the summary that Set keeps — Scheduled, Secured,
+// Tuned, RecallBelowTarget, RebuildGateFailed, Paused — with the generation observed.
+func SetAspect(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation})
+}
+
 // SetPaused records whether the object is paused. The other conditions keep what they
 // said when the pause began.
 func SetPaused(conds *[]metav1.Condition, generation int64, paused bool) {
-	c := metav1.Condition{Type: v1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonResumed,
-		Message: "the operator manages this object", ObservedGeneration: generation}
 	if paused {
-		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonPaused
-		c.Message = v1alpha1.PausedAnnotation + ` is "true": the operator writes nothing to OpenSearch for this object; deleting it leaves its data in place`
+		SetAspect(conds, generation, v1alpha1.ConditionPaused, metav1.ConditionTrue, v1alpha1.ReasonPaused,
+			v1alpha1.PausedAnnotation+` is "true": the operator writes nothing to OpenSearch for this object; deleting it leaves its data in place`)
+		return
 	}
-	if !paused && meta.FindStatusCondition(*conds, v1alpha1.ConditionPaused) == nil {
+	if meta.FindStatusCondition(*conds, v1alpha1.ConditionPaused) == nil {
 		return // never paused: no condition to carry
 	}
-	meta.SetStatusCondition(conds, c)
+	SetAspect(conds, generation, v1alpha1.ConditionPaused, metav1.ConditionFalse, v1alpha1.ReasonResumed, "the operator manages this object")
 }
