@@ -57,9 +57,9 @@ type BenchmarkRunReconciler struct {
 	Options  Options
 	// Argo says the Workflow kind is served; without it Argo runs fail with a reason.
 	Argo bool
-	// restoreClient, when set, replaces the Resolver where held settings are put back
-	// (unit tests give a fake).
-	restoreClient func(ctx context.Context, namespace, cluster string) (settingsAPI, error)
+	// openSearch, when set, replaces the Resolver where held settings are put back
+	// (decision tests give a fake).
+	openSearch fakeClients[settingsAPI]
 
 	mu sync.Mutex
 	// local are the Local runs in progress, by run; busy the run each index is taken by;
@@ -185,14 +185,7 @@ type settingsAPI interface {
 }
 
 func (r *BenchmarkRunReconciler) settingsAPIFor(ctx context.Context, namespace, cluster string) (settingsAPI, error) {
-	if r.restoreClient != nil {
-		return r.restoreClient(ctx, namespace, cluster)
-	}
-	osClient, err := clusterClient(ctx, r.Client, r.Resolver, namespace, cluster)
-	if err != nil {
-		return nil, err
-	}
-	return osClient, nil
+	return openSearchFor(ctx, r.openSearch, r.Client, r.Resolver, namespace, cluster)
 }
 
 // putSettingsBack restores what holdSettings recorded, once the run no longer measures,

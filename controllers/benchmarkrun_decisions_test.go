@@ -67,7 +67,7 @@ func TestPutSettingsBack(t *testing.T) {
 		c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).WithStatusSubresource(run).Build()
 		f := &fakeSettings{err: tc.putErr}
 		r := &BenchmarkRunReconciler{Client: c, Recorder: events.NewFakeRecorder(10),
-			restoreClient: func(context.Context, string, string) (settingsAPI, error) {
+			openSearch: func(context.Context, string, string) (settingsAPI, error) {
 				if !tc.clusterOK {
 					return nil, &connect.Error{Reason: v1alpha1.ReasonClusterNotFound, Message: "gone"}
 				}

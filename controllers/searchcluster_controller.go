@@ -50,8 +50,8 @@ type SearchClusterReconciler struct {
 	Recorder  recorder.EventRecorder
 	Options   Options
 
-	// openSearch, when set, replaces the Resolver (unit tests give a fake).
-	openSearch func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error)
+	// openSearch, when set, replaces the Resolver (decision tests give a fake).
+	openSearch fakeClients[clusterAPI]
 
 	// PodLogs reads managed pods' logs for the faiss library their nodes loaded; nil
 	// leaves status.pools[].faissLibrary unobserved.
@@ -85,10 +85,11 @@ type clusterAPI interface {
 	StuckShard(ctx context.Context, index string, shard int, primary bool, node string) (string, error)
 }
 
-// clusterAPIFor is the OpenSearch client of sc.
+// clusterAPIFor is the OpenSearch client of sc: as openSearchFor, from the object being
+// reconciled rather than a read of it by name.
 func (r *SearchClusterReconciler) clusterAPIFor(ctx context.Context, sc *v1alpha1.SearchCluster) (clusterAPI, error) {
 	if r.openSearch != nil {
-		return r.openSearch(ctx, sc)
+		return r.openSearch(ctx, sc.Namespace, sc.Name)
 	}
 	return r.Resolver.ClientFor(ctx, sc)
 }

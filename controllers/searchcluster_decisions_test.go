@@ -102,7 +102,7 @@ func reconcilerWith(f *fakeCluster, objs ...client.Object) *SearchClusterReconci
 func reconcilerOn(b *fake.ClientBuilder, f *fakeCluster, objs ...client.Object) *SearchClusterReconciler {
 	c := b.WithScheme(Scheme()).WithObjects(objs...).WithStatusSubresource(&v1alpha1.SearchCluster{}).Build()
 	return &SearchClusterReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10),
-		openSearch: func(context.Context, *v1alpha1.SearchCluster) (clusterAPI, error) { return f, nil }}
+		openSearch: func(context.Context, string, string) (clusterAPI, error) { return f, nil }}
 }
 
 // applyPuts is what f's settings become after its writes, as OpenSearch applies them (nil

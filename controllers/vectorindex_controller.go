@@ -64,8 +64,8 @@ type VectorIndexReconciler struct {
 	Recorder  recorder.EventRecorder
 	Options   Options
 
-	// openSearch, when set, replaces the Resolver (unit tests give a fake).
-	openSearch func(ctx context.Context, namespace, cluster string) (indexAPI, error)
+	// openSearch, when set, replaces the Resolver (decision tests give a fake).
+	openSearch fakeClients[indexAPI]
 }
 
 // indexAPI is what a VectorIndex reconcile asks of OpenSearch; *opensearch.Client answers
@@ -249,17 +249,9 @@ type conflictError struct{ msg string }
 func (e *conflictError) Error() string { return e.msg }
 
 func (r *VectorIndexReconciler) resolveCluster(ctx context.Context, run *indexRun) error {
-	if r.openSearch != nil {
-		var err error
-		run.osClient, err = r.openSearch(ctx, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
-		return err
-	}
-	osClient, err := clusterClient(ctx, r.Client, r.Resolver, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
-	if err != nil {
-		return err
-	}
-	run.osClient = osClient
-	return nil
+	var err error
+	run.osClient, err = openSearchFor(ctx, r.openSearch, r.Client, r.Resolver, run.vi.Namespace, run.vi.Spec.ClusterRef.Name)
+	return err
 }
 
 func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) error {

@@ -42,8 +42,8 @@ type VectorSnapshotReconciler struct {
 	Recorder recorder.EventRecorder
 	Options  Options
 
-	// openSearch, when set, replaces the Resolver (unit tests give a fake).
-	openSearch func(ctx context.Context, namespace, cluster string) (snapshotAPI, error)
+	// openSearch, when set, replaces the Resolver (decision tests give a fake).
+	openSearch fakeClients[snapshotAPI]
 }
 
 // snapshotAPI is what a VectorSnapshot reconcile asks of OpenSearch; *opensearch.Client
@@ -57,14 +57,7 @@ type snapshotAPI interface {
 
 // snapshotAPIFor is the OpenSearch client of the named SearchCluster.
 func (r *VectorSnapshotReconciler) snapshotAPIFor(ctx context.Context, namespace, cluster string) (snapshotAPI, error) {
-	if r.openSearch != nil {
-		return r.openSearch(ctx, namespace, cluster)
-	}
-	osClient, err := clusterClient(ctx, r.Client, r.Resolver, namespace, cluster)
-	if err != nil {
-		return nil, err
-	}
-	return osClient, nil
+	return openSearchFor(ctx, r.openSearch, r.Client, r.Resolver, namespace, cluster)
 }
 
 // Reconcile resolves the cluster, starts the snapshot once and follows it until it ends.
