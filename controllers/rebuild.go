@@ -46,12 +46,6 @@ const rebuildPoll = 3 * time.Second
 // gateQueriesPerSecond paces the gate's searches (three per sampled query).
 const gateQueriesPerSecond = 100
 
-// writeBlock is the setting that makes an index refuse writes, and writeUnblock its removal.
-var (
-	writeBlock   = map[string]any{"index.blocks.write": true}
-	writeUnblock = map[string]any{"index.blocks.write": nil}
-)
-
 // rebuild carries out a change of build parameters under spec.rebuild.strategy BlueGreen,
 // one phase per reconcile where it must wait: copy (passes of _reindex by sequence number),
 // gate (recall and p90 against the serving index), swap (write block, final pass, counts,
@@ -412,8 +406,8 @@ func (r *VectorIndexReconciler) ensureTarget(ctx context.Context, run *indexRun)
 	switch {
 	case err == nil && !run.owns(live):
 		return &conflictError{msg: fmt.Sprintf("index %s, the rebuild's target, exists and is not this object's; left untouched", rb.Target)}
-	case err == nil && rb.ReusedPrevious && live.Settings["index.blocks.write"] == "true":
-		return run.osClient.PutSettings(ctx, rb.Target, writeUnblock)
+	case err == nil && rb.ReusedPrevious && live.Settings[opensearch.WriteBlockSetting] == "true":
+		return run.osClient.SetWriteBlock(ctx, rb.Target, false)
 	case err == nil:
 		return nil
 	case !opensearch.IsNotFound(err):
@@ -495,7 +489,7 @@ func (r *VectorIndexReconciler) gate(ctx context.Context, run *indexRun) steps.R
 		}
 		if rb.ReusedPrevious {
 			// Back to what it was: the write-blocked index kept for a rollback.
-			return steps.Done(run.osClient.PutSettings(ctx, rb.Target, writeBlock))
+			return steps.Done(run.osClient.SetWriteBlock(ctx, rb.Target, true))
 		}
 		return steps.Continue()
 	}
@@ -562,7 +556,7 @@ func (r *VectorIndexReconciler) swap(ctx context.Context, run *indexRun) steps.R
 		rb = run.vi.Status.Rebuild
 		rb.BlockedAt = ptr.To(metav1.Now())
 	}
-	if err := run.osClient.PutSettings(ctx, rb.Source, writeBlock); err != nil {
+	if err := run.osClient.SetWriteBlock(ctx, rb.Source, true); err != nil {
 		return steps.Done(err)
 	}
 	if err := r.finalPass(ctx, run); err != nil {
@@ -668,7 +662,7 @@ func (r *VectorIndexReconciler) cloneSource(ctx context.Context, run *indexRun, 
 		return err
 	}
 	return run.osClient.Clone(ctx, rb.Source, clone, map[string]any{
-		"index.number_of_replicas": source.Settings["index.number_of_replicas"], "index.blocks.write": true})
+		"index.number_of_replicas": source.Settings["index.number_of_replicas"], opensearch.WriteBlockSetting: true})
 }
 
 // finishSwap records the swap: the target serves, the write block's length, an Event.
@@ -812,7 +806,7 @@ func (r *VectorIndexReconciler) stopRebuild(ctx context.Context, run *indexRun) 
 		}
 	}
 	if rb.Phase == v1alpha1.RebuildSwapping && rb.BlockedAt != nil {
-		if err := run.osClient.PutSettings(ctx, rb.Source, writeUnblock); err != nil && !opensearch.IsNotFound(err) {
+		if err := run.osClient.SetWriteBlock(ctx, rb.Source, false); err != nil && !opensearch.IsNotFound(err) {
 			return err
 		}
 	}
@@ -827,7 +821,7 @@ func (r *VectorIndexReconciler) abandonRebuild(ctx context.Context, run *indexRu
 		return err
 	}
 	if rb.ReusedPrevious {
-		if err := run.osClient.PutSettings(ctx, rb.Target, writeBlock); err != nil {
+		if err := run.osClient.SetWriteBlock(ctx, rb.Target, true); err != nil {
 			return err
 		}
 	} else if err := r.dropUnservedTarget(ctx, run, rb.Target); err != nil {
@@ -843,7 +837,7 @@ func (r *VectorIndexReconciler) abandonRebuild(ctx context.Context, run *indexRu
 func (r *VectorIndexReconciler) failRebuild(ctx context.Context, run *indexRun, msg string) error {
 	rb := run.vi.Status.Rebuild
 	if rb.BlockedAt != nil {
-		if err := run.osClient.PutSettings(ctx, rb.Source, writeUnblock); err != nil {
+		if err := run.osClient.SetWriteBlock(ctx, rb.Source, false); err != nil {
 			return err
 		}
 		rb.WriteBlockedMillis = ptr.To(time.Since(rb.BlockedAt.Time).Milliseconds())

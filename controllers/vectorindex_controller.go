@@ -76,6 +76,7 @@ type indexAPI interface {
 	CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error
 	PutMeta(ctx context.Context, name string, meta map[string]any) error
 	PutSettings(ctx context.Context, name string, settings map[string]any) error
+	SetWriteBlock(ctx context.Context, name string, blocked bool) error
 	PutMapping(ctx context.Context, name string, properties map[string]any) error
 	DeleteIndex(ctx context.Context, name string) error
 	Stats(ctx context.Context, name string) (opensearch.IndexStats, error)

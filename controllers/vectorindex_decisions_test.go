@@ -66,6 +66,9 @@ func (f *fakeIndexes) PutSettings(_ context.Context, _ string, s map[string]any)
 	f.settings = append(f.settings, s)
 	return nil
 }
+func (f *fakeIndexes) SetWriteBlock(ctx context.Context, name string, blocked bool) error {
+	return f.PutSettings(ctx, name, opensearch.WriteBlock(blocked))
+}
 func (f *fakeIndexes) PutMapping(_ context.Context, _ string, p map[string]any) error {
 	f.mappings = append(f.mappings, p)
 	return nil

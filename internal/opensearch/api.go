@@ -135,6 +135,22 @@ func (c *Client) PutSettings(ctx context.Context, name string, settings map[stri
 	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name)+"/_settings", settings, nil)
 }
 
+// SetWriteBlock makes an index refuse writes (index.blocks.write), or lifts the block.
+func (c *Client) SetWriteBlock(ctx context.Context, name string, blocked bool) error {
+	return c.PutSettings(ctx, name, WriteBlock(blocked))
+}
+
+// WriteBlock is the settings body that sets an index's write block, or removes it (null).
+func WriteBlock(blocked bool) map[string]any {
+	if blocked {
+		return map[string]any{WriteBlockSetting: true}
+	}
+	return map[string]any{WriteBlockSetting: nil}
+}
+
+// WriteBlockSetting is the index setting that makes an index refuse writes.
+const WriteBlockSetting = "index.blocks.write"
+
 // PutMapping adds fields to an index's mapping.
 func (c *Client) PutMapping(ctx context.Context, name string, properties map[string]any) error {
 	return c.do(ctx, http.MethodPut, "/"+url.PathEscape(name)+"/_mapping", map[string]any{"properties": properties}, nil)

@@ -32,7 +32,6 @@ const (
 	efSearch    = "index.knn.algo_param.ef_search"
 	indexKNN    = "index.knn"
 	shards      = "index.number_of_shards"
-	writeBlock  = "index.blocks.write"
 	heldByBench = " — except while a BenchmarkRun on the index is Running: the run holds it (below)"
 	sweepWhen   = "cell by cell while Running; the sweep puts the value before back as it ends (before the run is marked finished, so the tune step never reads a cell's setting as its own), and `status.restoreSettings` however the run ends"
 )
@@ -50,7 +49,7 @@ var Table = []Owner{
 	{indexspec.SettingMaxSliceCount, opensearch.ScopeIndex, "VectorIndex · converge settings (value from the spec, or from the tune step's decision)", "whenever the live value differs" + heldByBench},
 	{indexspec.SettingConcurrentMode, opensearch.ScopeIndex, "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
 	{indexspec.SettingMaxSliceCount, opensearch.ScopeIndex, "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
-	{writeBlock, opensearch.ScopeIndex, "VectorIndex · rebuild (blue/green)", "true on the serving index from the final copy pass through the alias swap (`status.rebuild.blockedAt`), removed from it if the rebuild fails or is abandoned there; true on the clone kept for a rollback, and on a reused previous index again when its rebuild is abandoned or fails its gate; removed when a rebuild reuses that index as its target"},
+	{opensearch.WriteBlockSetting, opensearch.ScopeIndex, "VectorIndex · rebuild (blue/green, SetWriteBlock)", "true on the serving index from the final copy pass through the alias swap (`status.rebuild.blockedAt`), removed from it if the rebuild fails or is abandoned there; true on the clone kept for a rollback, and on a reused previous index again when its rebuild is abandoned or fails its gate; removed when a rebuild reuses that index as its target"},
 	{indexspec.RestoreMarkerSetting, opensearch.ScopeIndex, "VectorIndex · ensure index (restore)", "set by the restore request as OpenSearch creates the index; removed once the index carries the object's `_meta`"},
 	{rollout.AllocationSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
 	{rollout.AwarenessSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "the node attribute added to the user's own before a node restarts with search weights; the value before is recorded in `status.settingsBeforeRestart` and put back once every node is back"},

@@ -12,6 +12,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
@@ -36,7 +37,7 @@ func written() []string {
 	}
 	out = append(out, benchrun.HeldSettings...)
 	out = append(out, indexspec.RestoreMarkerSetting) // the restore request's index_settings
-	out = append(out, "index.blocks.write")           // the rebuild's write block (controllers/rebuild.go)
+	out = append(out, opensearch.WriteBlockSetting)   // the rebuild's write block (SetWriteBlock)
 	out = append(out, rollout.AllocationSetting, rollout.ExcludeSetting, rollout.AwarenessSetting, rollout.ForcedAwarenessSetting(managed.NodeAttribute))
 	slices.Sort(out)
 	return slices.Compact(out)
