@@ -13,8 +13,10 @@
 # faiss is built once per CPU level, as k-NN's scripts/build.sh does: generic, avx2, avx512,
 # avx512_spr (libopensearchknn_faiss[_<level>].so and libopensearchknn_simd[_<level>].so); the
 # plugin loads the best its CPU check and the knn.faiss.<level>.disabled settings allow.
-# KNN_NATIVE_VARIANTS lists the levels to build: "default" (generic and the best this CPU
-# runs: what make test needs) or "all" (every level this CPU can run: make bench-simd).
+# KNN_NATIVE_VARIANTS lists the levels to build: "all" (the default: every level this CPU
+# can run, as the official distribution carries every level — a pool may ask for any of them,
+# and a node whose plugin picks a level whose library is missing dies at its first faiss
+# graph with UnsatisfiedLinkError), "best" (generic and the best this CPU runs) or a list.
 #
 # Builds are cached outside the work tree (KNN_NATIVE_CACHE, by default ~/.cache/vectorpilot),
 # keyed by the source's checksum, the compiler and the build options, so a fresh clone on the same
@@ -23,7 +25,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 source_tar=${KNN_NATIVE_SOURCE:-$ROOT_DIR/../shared/knn-native/k-NN-$KNN_NATIVE_VERSION-jni-src.tar.gz}
-KNN_NATIVE_VARIANTS=${KNN_NATIVE_VARIANTS:-default}
+KNN_NATIVE_VARIANTS=${KNN_NATIVE_VARIANTS:-all}
 home=${1:-}
 
 [ -f "$source_tar" ] || die "no k-NN $KNN_NATIVE_VERSION native source at $source_tar (../shared/knn-native)"
@@ -47,7 +49,7 @@ cpu_runs() {
 levels=(generic avx2 avx512 avx512_spr)
 variants=()
 case $KNN_NATIVE_VARIANTS in
-  default)
+  best)
     best=generic
     for l in "${levels[@]}"; do cpu_runs "$l" && best=$l; done
     variants=(generic)
