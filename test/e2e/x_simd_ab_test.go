@@ -232,6 +232,10 @@ func runToSuccess(t *testing.T, run *v1alpha1.BenchmarkRun, what string) {
 		for _, p := range pods.Items {
 			for _, c := range p.Status.ContainerStatuses {
 				t.Logf("pod %s container %s: ready %v, restarts %d, last state %+v", p.Name, c.Name, c.Ready, c.RestartCount, c.LastTerminationState.Terminated)
+				if c.RestartCount > 0 {
+					// The termination message keeps the end of a stack; its cause is above.
+					t.Logf("pod %s container %s, before its last restart:\n%s", p.Name, c.Name, fatalLines(p.Name, c.Name))
+				}
 			}
 		}
 		t.Fatal(err)
@@ -269,6 +273,22 @@ func openSearchLog(t *testing.T, pod string) []byte {
 		t.Fatalf("logs of %s: %v", pod, err)
 	}
 	return raw
+}
+
+// fatalLines are the lines of a container's previous log that say why it stopped: the
+// errors and exceptions, not their stack frames (at most 20).
+func fatalLines(pod, container string) string {
+	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: true}).DoRaw(context.Background())
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if len(out) < 20 && (strings.Contains(line, "Error") || strings.Contains(line, "Exception") || strings.Contains(line, "fatal")) && !strings.HasPrefix(strings.TrimSpace(line), "at ") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // eventFor says whether an Event with reason was recorded about obj.
