@@ -304,6 +304,11 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	osClient, err := r.holdSettings(ctx, run, vi, w.Index)
+	if err == nil {
+		// An attempt starts only once the index answers: one lost to a node still
+		// restarting would count toward maxLocalAttempts.
+		_, err = osClient.Stats(ctx, w.Index)
+	}
 	if err != nil {
 		return r.waitOn(run, err), nil
 	}
