@@ -170,19 +170,23 @@ func TestEveryMetricUsedByDashboardsAndAlertsIsExported(t *testing.T) {
 		func() { setSuspend(true) }, func() { setSuspend(false) })
 	// Red: a new index whose primary no node may take (the one node excluded from allocation;
 	// an index's own copy would be force-allocated back to the node holding it whatever the
-	// filters say, so the existing index cannot be made red on one node).
+	// filters say, so the existing index cannot be made red on one node). On a node of its
+	// own: the exclusion is cluster-wide, and make test's shared node serves other packages
+	// at the same time (a controllers test's index creation timed out behind it once).
+	red, err := devenv.StartNode(testsupport.Root(t), fmt.Sprintf("obs-red-%d", time.Now().UnixNano()%100000), devenv.NodeOptions{})
+	must(t, err)
+	t.Cleanup(func() { _ = red.Destroy() })
+	must(t, k8s.Create(ctx, &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "red", Namespace: ns},
+		Spec: v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: red.URL}}}))
 	unplaced := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: "unplaced", Namespace: ns}, Spec: *vi.Spec.DeepCopy()}
-	unplaced.Spec.IndexName, unplaced.Spec.Tuning = ns+"-unplaced", nil
-	t.Cleanup(func() {
-		excludeNode(t, url, false)
-		_ = k8s.Delete(context.Background(), unplaced)
-	})
+	unplaced.Spec.ClusterRef.Name, unplaced.Spec.IndexName, unplaced.Spec.Tuning = "red", ns+"-unplaced", nil
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), unplaced) })
 	alertCycle(t, prom, "VectorpilotIndexNotReady", map[string]string{"index": unplaced.Name, "reason": v1alpha1.ReasonIndexHealthRed},
 		func() {
-			excludeNode(t, url, true)
+			excludeNode(t, red.URL, true)
 			must(t, k8s.Create(ctx, unplaced))
 		},
-		func() { excludeNode(t, url, false) })
+		func() { excludeNode(t, red.URL, false) })
 	cluster := &v1alpha1.SearchCluster{}
 	must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vectors"}, cluster))
 	alertCycle(t, prom, "VectorpilotIndexNotReady", map[string]string{"index": "observed"},
