@@ -162,7 +162,8 @@ func (s *Sandbox) decode(path string, into any) error {
 // registries this machine reaches; a secured cluster on it stops at SecurityPluginMissing);
 // and no pool asking for more SIMD than this machine's CPU has — the files ask for AVX-512
 // levels, and a machine without them would leave every pod unschedulable by its node
-// affinity (which is the operator being right, not the test passing).
+// affinity (which is the operator being right, not the test passing); and no disk
+// watermark, the machine's disk being shared with the rest of its work.
 func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
 	sc.Spec.Managed.Image = OpenSearchImageOf(sc.Spec.Managed.Version)
 	sc.Spec.Managed.Security.Enabled = ptr.To(false)
@@ -171,6 +172,13 @@ func (s *Sandbox) RunHere(sc *v1alpha1.SearchCluster) {
 		if arch, rank, ok := simd.Rank(string(p.SIMD)); known && ok && arch == nodeArch && rank > nodeRank {
 			sc.Spec.Managed.NodePools[i].SIMD = v1alpha1.SIMDLevel(s.NodeSIMD)
 		}
+		// The real node's disk is this machine's, shared with the rest of its work and
+		// found past OpenSearch's 85 % low watermark: replicas stayed unassigned
+		// ([disk_threshold]) for a reason that is not the cluster's.
+		if sc.Spec.Managed.NodePools[i].AdditionalConfig == nil {
+			sc.Spec.Managed.NodePools[i].AdditionalConfig = map[string]string{}
+		}
+		sc.Spec.Managed.NodePools[i].AdditionalConfig["cluster.routing.allocation.disk.threshold_enabled"] = "false"
 	}
 }
 
