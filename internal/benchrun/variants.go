@@ -101,7 +101,7 @@ func awaitCopies(ctx context.Context, c copyReader, index, variant string, nodes
 				unplaceable = append(unplaceable, fmt.Sprintf("shard %s cannot be placed: %s", m.Shard, why))
 			}
 		}
-		onTheWay := len(unplaceable) == 0 && slices.ContainsFunc(missing, func(m missingCopy) bool { return m.Moving || m.Unassigned != nil })
+		onTheWay := len(unplaceable) == 0 && !slices.ContainsFunc(missing, func(m missingCopy) bool { return !m.Moving && m.Unassigned == nil })
 		if onTheWay && time.Now().Before(deadline) {
 			select {
 			case <-ctx.Done():
@@ -134,7 +134,6 @@ type missingCopy struct {
 // missingCopies are the index's shards with no started copy on the nodes, in shard order.
 func missingCopies(copies []opensearch.ShardCopy, index string, nodes []string) []missingCopy {
 	served, byShard := map[string]bool{}, map[string]*missingCopy{}
-	var order []string
 	for i, c := range copies {
 		if c.Index != index {
 			continue
@@ -143,7 +142,6 @@ func missingCopies(copies []opensearch.ShardCopy, index string, nodes []string) 
 		if !ok {
 			m = &missingCopy{Shard: c.Shard}
 			byShard[c.Shard] = m
-			order = append(order, c.Shard)
 		}
 		switch c.State {
 		case "STARTED":
@@ -157,9 +155,9 @@ func missingCopies(copies []opensearch.ShardCopy, index string, nodes []string) 
 		}
 	}
 	var out []missingCopy
-	for _, s := range order {
+	for s, m := range byShard {
 		if !served[s] {
-			out = append(out, *byShard[s])
+			out = append(out, *m)
 		}
 	}
 	slices.SortFunc(out, func(a, b missingCopy) int { return cmpShard(a.Shard, b.Shard) })

@@ -261,6 +261,10 @@ func TestAwaitCopies(t *testing.T) {
 		{name: "every copy started on other nodes", listings: [][]opensearch.ShardCopy{
 			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "STARTED", "a-1")}},
 			reads: 1, refused: "nodes b-0 hold no started copy of shard 0 of index vec; give the index"},
+		{name: "one shard recovering, another started on other nodes only", listings: [][]opensearch.ShardCopy{
+			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "INITIALIZING", "b-0"),
+				copyOf("1", "p", "STARTED", "a-0"), copyOf("1", "r", "STARTED", "a-1")}},
+			reads: 1, refused: "hold no started copy of shard 0,1 of index vec; give the index"},
 		{name: "a recovery outlasting the wait", listings: [][]opensearch.ShardCopy{
 			{copyOf("0", "p", "STARTED", "a-0"), copyOf("0", "r", "INITIALIZING", "b-0")}},
 			timeout: 30 * time.Millisecond, refused: "still on their way after 30ms"},
