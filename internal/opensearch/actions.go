@@ -92,9 +92,6 @@ var requestRules = []requestRule{
 
 // PermissionsOf is what a request needs, and false for a request no rule describes.
 func PermissionsOf(method, path string) (Permissions, bool) {
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
 	segments := split(path)
 	for _, r := range requestRules {
 		if r.method == method && matches(split(r.pattern), segments) {
@@ -124,7 +121,9 @@ func AllPermissions() (cluster, index []string) {
 	return cluster, index
 }
 
+// split is a path's segments, its query string dropped.
 func split(path string) []string {
+	path, _, _ = strings.Cut(path, "?")
 	path = strings.Trim(path, "/")
 	if path == "" {
 		return nil

@@ -99,10 +99,10 @@ type observedTransport struct {
 func (t observedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.onRequest != nil {
 		sent := SentRequest{Method: r.Method, Path: r.URL.Path}
-		if r.GetBody != nil && writesSettings(r.Method, r.URL.Path) {
+		if in, ok := settingsRule(r.Method, r.URL.Path); ok && r.GetBody != nil {
 			if body, err := r.GetBody(); err == nil {
 				raw, _ := io.ReadAll(body)
-				sent.Settings = SettingsWritten(r.Method, r.URL.Path, raw)
+				sent.Settings = settingsIn(in, raw)
 			}
 		}
 		t.onRequest(sent)

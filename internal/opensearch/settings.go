@@ -44,14 +44,10 @@ var settingsRules = []struct {
 	{http.MethodPost, "/_snapshot/{name}/{name}/_restore", []settingsAt{{ScopeIndex, "index_settings"}}},
 }
 
-// writesSettings says whether a request may write settings (its body is worth reading).
-func writesSettings(method, path string) bool {
-	_, ok := settingsRule(method, path)
-	return ok
-}
-
+// settingsRule is where a request's body carries the settings it writes; false for a
+// request that writes none (its body is not worth reading).
 func settingsRule(method, path string) ([]settingsAt, bool) {
-	segments := split(strings.SplitN(path, "?", 2)[0])
+	segments := split(path)
 	for _, r := range settingsRules {
 		if r.method == method && matches(split(r.pattern), segments) {
 			return r.in, true
@@ -64,11 +60,16 @@ func settingsRule(method, path string) ([]settingsAt, bool) {
 // settings under their full "index." name as OpenSearch stores them, sorted.
 func SettingsWritten(method, path string, body []byte) []WrittenSetting {
 	in, ok := settingsRule(method, path)
-	if !ok || len(body) == 0 {
+	if !ok {
 		return nil
 	}
+	return settingsIn(in, body)
+}
+
+// settingsIn are the settings a body carries where in says.
+func settingsIn(in []settingsAt, body []byte) []WrittenSetting {
 	var doc map[string]any
-	if json.Unmarshal(body, &doc) != nil {
+	if len(body) == 0 || json.Unmarshal(body, &doc) != nil {
 		return nil
 	}
 	var out []WrittenSetting
