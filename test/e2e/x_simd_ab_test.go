@@ -268,17 +268,22 @@ func luceneWidth(t *testing.T, pod string) string {
 // openSearchLog is the log of a pod's OpenSearch container.
 func openSearchLog(t *testing.T, pod string) []byte {
 	t.Helper()
-	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: "opensearch"}).DoRaw(context.Background())
+	raw, err := podLog(pod, "opensearch", false)
 	if err != nil {
 		t.Fatalf("logs of %s: %v", pod, err)
 	}
 	return raw
 }
 
+// podLog is a container's log in the search namespace, of its previous run if asked.
+func podLog(pod, container string, previous bool) ([]byte, error) {
+	return cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous}).DoRaw(context.Background())
+}
+
 // fatalLines are the lines of a container's previous log that say why it stopped: the
 // errors and exceptions, not their stack frames (at most 20).
 func fatalLines(pod, container string) string {
-	raw, err := cluster.Client.CoreV1().Pods(searchNamespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: true}).DoRaw(context.Background())
+	raw, err := podLog(pod, container, true)
 	if err != nil {
 		return err.Error()
 	}
