@@ -12,7 +12,6 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,47 +69,47 @@ type BenchmarkRunReconciler struct {
 }
 
 // Reconcile moves a run along its phases: a finished run puts the index settings it
-// changed back and lets its Workflow go after the TTL; a paused run waits; a run starts
-// only on a Ready VectorIndex.
+// changed back and lets its Workflow go after the TTL; a paused run waits (nothing starts
+// or resumes; a Local sweep already measuring in this process is not cut short: delete
+// the run for that); a run starts only on a Ready VectorIndex.
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var run v1alpha1.BenchmarkRun
-	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			r.cancelLocal(req.NamespacedName)
-			metrics.ForgetRun(req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	return steps.Kind[*v1alpha1.BenchmarkRun, *benchmarkScope]{
+		Client: r.Client,
+		New:    func() *v1alpha1.BenchmarkRun { return &v1alpha1.BenchmarkRun{} },
+		Gone: func(key types.NamespacedName) {
+			r.cancelLocal(key)
+			metrics.ForgetRun(key.Namespace, key.Name)
+		},
+		Finalizer: BenchmarkFinalizer,
+		Finalize: func(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+			metrics.ForgetRun(run.Namespace, run.Name)
+			return r.finalize(ctx, run)
+		},
+		Settle: r.settleFinished,
+		Scope:  func(_ context.Context, run *v1alpha1.BenchmarkRun) *benchmarkScope { return &benchmarkScope{run: run} },
+		Steps: func(*benchmarkScope) []steps.Step[*benchmarkScope] {
+			return []steps.Step[*benchmarkScope]{
+				{Name: "resolve index", Run: r.resolveIndex},
+				{Name: "run", Run: r.runOn},
+			}
+		},
+	}.Reconcile(ctx, req)
+}
+
+// settleFinished handles a finished run: its results exported, the settings it changed
+// put back (which lets the object go) and its Workflow deleted after the TTL.
+func (r *BenchmarkRunReconciler) settleFinished(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, ctrl.Result, error) {
+	if !finished(run) {
+		return false, ctrl.Result{}, nil
 	}
-	if !run.DeletionTimestamp.IsZero() {
-		metrics.ForgetRun(run.Namespace, run.Name)
-		return r.finalize(ctx, &run)
+	if run.Status.Phase == v1alpha1.BenchmarkSucceeded {
+		exportResults(run)
 	}
-	if finished(&run) {
-		if run.Status.Phase == v1alpha1.BenchmarkSucceeded {
-			exportResults(&run)
-		}
-		if err := r.putSettingsBack(ctx, &run); err != nil {
-			return ctrl.Result{}, err
-		}
-		return r.cleanUp(ctx, &run)
+	if err := r.putSettingsBack(ctx, run); err != nil {
+		return true, ctrl.Result{}, err
 	}
-	if err := setFinalizer(ctx, r.Client, &run, BenchmarkFinalizer, true); err != nil {
-		return ctrl.Result{}, err
-	}
-	before := run.Status.DeepCopy()
-	paused := v1alpha1.IsPaused(run.Annotations)
-	conditions.SetPaused(&run.Status.Conditions, run.Generation, paused)
-	var out steps.Outcome
-	if !paused {
-		// Paused: nothing starts or resumes; a Local sweep already measuring in this
-		// process is not cut short (delete the run for that).
-		out = steps.Run(ctx, &benchmarkScope{run: &run}, []steps.Step[*benchmarkScope]{
-			{Name: "resolve index", Run: r.resolveIndex},
-			{Name: "run", Run: r.runOn},
-		})
-	}
-	run.Status.ObservedGeneration = run.Generation
-	return steps.Finish(ctx, r.Client, &run, !equality.Semantic.DeepEqual(before, &run.Status), out, 0)
+	answer, err := r.cleanUp(ctx, run)
+	return true, answer, err
 }
 
 // benchmarkScope is one reconcile of a BenchmarkRun.
@@ -166,7 +165,7 @@ func (r *BenchmarkRunReconciler) holdSettings(ctx context.Context, run *v1alpha1
 		return nil, err
 	}
 	run.Status.RestoreSettings = saved
-	return osClient, r.Status().Update(ctx, run)
+	return osClient, steps.RecordIntent(ctx, r.Client, run, "the index settings the run changes")
 }
 
 // waitOn leaves a run Pending on a failure that may pass (the cluster unreachable, the
@@ -220,7 +219,7 @@ func (r *BenchmarkRunReconciler) putSettingsBack(ctx context.Context, run *v1alp
 			return err
 		}
 	}
-	return setFinalizer(ctx, r.Client, run, BenchmarkFinalizer, false)
+	return steps.SetFinalizer(ctx, r.Client, run, BenchmarkFinalizer, false)
 }
 
 // finalize stops a deleted run's sweep — the Local goroutine, or the Argo Workflow and its
@@ -304,6 +303,9 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	osClient, err := r.holdSettings(ctx, run, vi, w.Index)
+	if errors.Is(err, steps.ErrIntentNotRecorded) {
+		return ctrl.Result{}, err
+	}
 	if err == nil {
 		// An attempt starts only once the index answers: one lost to a node still
 		// restarting would count toward maxLocalAttempts.
@@ -319,7 +321,7 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, v1alpha1.ReasonBenchmarking,
 		fmt.Sprintf("measuring %d slice settings × %d client levels on index %s (attempt %d of %d)", len(run.Spec.SliceCounts), len(run.Spec.Clients), w.Index, run.Status.Attempts, maxLocalAttempts))
 	// The attempt is on record before any work starts, so a crash during it counts.
-	if err := r.Status().Update(ctx, run); err != nil {
+	if err := steps.RecordIntent(ctx, r.Client, run, "the attempt"); err != nil {
 		return ctrl.Result{}, err
 	}
 	if r.local == nil {
@@ -586,7 +588,9 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 		if err != nil {
 			return r.waitOn(run, err), nil
 		}
-		if _, err := r.holdSettings(ctx, run, vi, w.Index); err != nil {
+		if _, err := r.holdSettings(ctx, run, vi, w.Index); errors.Is(err, steps.ErrIntentNotRecorded) {
+			return ctrl.Result{}, err
+		} else if err != nil {
 			return r.waitOn(run, err), nil
 		}
 		wf = *benchrun.Workflow(run, w, name, r.Resolver.Endpoint(&sc), access)

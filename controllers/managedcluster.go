@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +25,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -127,8 +125,9 @@ type poolObservation struct {
 	failing []string
 }
 
-// managedRun is one reconcile of a managed cluster: what each step found, for the next.
-type managedRun struct {
+// clusterRun is one reconcile of a SearchCluster: what each step found, for the next (an
+// external cluster's probe uses only sc).
+type clusterRun struct {
 	sc    *v1alpha1.SearchCluster
 	pools []poolView
 	obs   poolObservation
@@ -143,11 +142,16 @@ type managedRun struct {
 	health *rollout.Health
 	// variants says why the pools do not run the library variants they asked for.
 	variants variantFinding
+	// failed is why a step could not do its part, for the Degraded condition.
+	failed *stepFailure
 }
+
+// stepFailure is a step's failure as a condition's reason and message.
+type stepFailure struct{ reason, message string }
 
 // clusterHealth reads the shard table and voting configuration the first time a planner
 // needs them in this reconcile, and hands out the same reading after.
-func (r *SearchClusterReconciler) clusterHealth(ctx context.Context, m *managedRun) rollout.Health {
+func (r *SearchClusterReconciler) clusterHealth(ctx context.Context, m *clusterRun) rollout.Health {
 	if m.health == nil {
 		h := r.health().Health(ctx, m.sc)
 		m.health = &h
@@ -158,41 +162,30 @@ func (r *SearchClusterReconciler) clusterHealth(ctx context.Context, m *managedR
 // managedSteps run a managed cluster: fix the bootstrap configuration, keep the security
 // material (CA, certificates, users), apply the objects, observe the pods, probe OpenSearch
 // and read what its nodes run, keep the disruption budget to its health, remove the nodes
-// the spec no longer wants, restart what is outdated, move shards off drained nodes, set
-// the conditions. While pods start, roll or leave it looks again within seconds.
-func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
-	return []steps.Step[*managedRun]{
-		steps.Fallible("record bootstrap", func(ctx context.Context, m *managedRun) error { return r.recordBootstrap(ctx, m.sc) }),
+// the spec no longer wants, restart what is outdated, move shards off drained nodes
+// (clusterStatus sets the conditions after them).
+func (r *SearchClusterReconciler) managedSteps() []steps.Step[*clusterRun] {
+	return []steps.Step[*clusterRun]{
+		steps.Fallible("record bootstrap", func(ctx context.Context, m *clusterRun) error { return r.recordBootstrap(ctx, m.sc) }),
 		{Name: "secure", Run: r.secure},
-		steps.Fallible("apply objects", func(ctx context.Context, m *managedRun) (err error) {
+		steps.Fallible("apply objects", func(ctx context.Context, m *clusterRun) (err error) {
 			if err = r.keystoreAllowed(ctx, m.sc); err == nil {
 				m.pools, err = r.applyObjects(ctx, m.sc, m.security)
 			}
 			if err != nil {
-				reason := v1alpha1.ReasonApplyFailed
-				var ce *connect.Error
-				var nc *nameConflict
-				switch {
-				case errors.Is(err, managed.ErrNoSysctlImage):
-					reason = v1alpha1.ReasonPrivilegedStepRefused
-				case errors.As(err, &ce):
-					reason = ce.Reason
-				case errors.As(err, &nc):
-					reason = v1alpha1.ReasonNameConflict
-				}
-				conditions.Set(&m.sc.Status.Conditions, m.sc.Generation, conditions.Degraded, reason, err.Error())
+				m.failed = &stepFailure{reason: applyFailureReason(err), message: err.Error()}
 			}
 			return err
 		}),
-		steps.Fallible("observe pools", func(ctx context.Context, m *managedRun) (err error) {
+		steps.Fallible("observe pools", func(ctx context.Context, m *clusterRun) (err error) {
 			m.obs, err = r.observePools(ctx, m.sc, m.pools, m.security)
 			return err
 		}),
-		{Name: "probe", Run: func(ctx context.Context, m *managedRun) steps.Result {
+		{Name: "probe", Run: func(ctx context.Context, m *clusterRun) steps.Result {
 			m.probe = r.probe(ctx, m.sc) // its retry waits until the rollout step has run
 			return steps.Continue()
 		}},
-		{Name: "observe variants", Run: func(ctx context.Context, m *managedRun) steps.Result {
+		{Name: "observe variants", Run: func(ctx context.Context, m *clusterRun) steps.Result {
 			m.variants = observeVariants(m.sc, m.obs, m.probe.nodes)
 			// A CPU without the level asked for explains a faiss library below it.
 			if faiss := r.observeFaissLibraries(ctx, m.sc, m.obs); m.variants.message == "" {
@@ -200,33 +193,34 @@ func (r *SearchClusterReconciler) managedSteps() []steps.Step[*managedRun] {
 			}
 			return steps.Continue()
 		}},
-		steps.Fallible("apply disruption budget", func(ctx context.Context, m *managedRun) error {
+		steps.Fallible("apply disruption budget", func(ctx context.Context, m *clusterRun) error {
 			return r.applyDisruptionBudget(ctx, m.sc)
 		}),
 		steps.Fallible("remove nodes", r.removeNodes),
-		steps.Fallible("roll out", func(ctx context.Context, m *managedRun) (err error) {
+		steps.Fallible("roll out", func(ctx context.Context, m *clusterRun) (err error) {
 			m.plan, err = r.rollOut(ctx, m)
 			m.drain = append(m.drain, m.plan.Drain...)
 			return err
 		}),
-		steps.Fallible("drain nodes", func(ctx context.Context, m *managedRun) error {
+		steps.Fallible("drain nodes", func(ctx context.Context, m *clusterRun) error {
 			return r.syncDrains(ctx, m.sc, m.obs, m.drain)
 		}),
-		{Name: "set conditions", Run: func(_ context.Context, m *managedRun) steps.Result {
-			wasFailing := podsFailingNow(m.sc)
-			setManagedConditions(m.sc, m.obs, m.plan, m.probe, m.variants)
-			if !wasFailing && podsFailingNow(m.sc) {
-				r.Recorder.Eventf(m.sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonPodsFailing, "Observe", "%s", podsFailing(m.sc, m.obs))
-			}
-			if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || m.sc.Status.AllocationRestricted ||
-				m.sc.Status.ScaleDown != nil || len(m.sc.Status.DrainingNodes) > 0 {
-				// Pods starting, rolling or leaving: pod events wake the reconcile too, but
-				// OpenSearch health and shard moves do not.
-				return steps.After(r.Options.RolloutPollInterval)
-			}
-			return steps.Done(m.probe.retry)
-		}},
 	}
+}
+
+// applyFailureReason is the Degraded reason of objects that could not be applied.
+func applyFailureReason(err error) string {
+	var ce *connect.Error
+	var nc *nameConflict
+	switch {
+	case errors.Is(err, managed.ErrNoSysctlImage):
+		return v1alpha1.ReasonPrivilegedStepRefused
+	case errors.As(err, &ce):
+		return ce.Reason
+	case errors.As(err, &nc):
+		return v1alpha1.ReasonNameConflict
+	}
+	return v1alpha1.ReasonApplyFailed
 }
 
 // recordBootstrap fixes cluster.initial_cluster_manager_nodes in status before any pod
@@ -237,7 +231,7 @@ func (r *SearchClusterReconciler) recordBootstrap(ctx context.Context, sc *v1alp
 	}
 	sc.Status.InitialClusterManagerNodes = managed.InitialClusterManagerNodes(sc)
 	sc.Status.Endpoint = r.Resolver.Endpoint(sc)
-	return r.Status().Update(ctx, sc)
+	return steps.RecordIntent(ctx, r.Client, sc, "the initial cluster-manager nodes")
 }
 
 // keystoreAllowed checks that every keystore Secret consents to the cluster
@@ -611,7 +605,7 @@ func ordinal(podName string) int {
 
 // rollOut deletes the outdated pods the predicates allow; their StatefulSet recreates them
 // on the new revision.
-func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *managedRun) (rollout.Plan, error) {
+func (r *SearchClusterReconciler) rollOut(ctx context.Context, m *clusterRun) (rollout.Plan, error) {
 	sc, obs := m.sc, m.obs
 	pending, available := 0, obs.missing == 0
 	for _, p := range obs.pods {
@@ -729,9 +723,9 @@ func (r *SearchClusterReconciler) handOver(ctx context.Context, sc *v1alpha1.Sea
 	if sc.Status.HandedOver != node {
 		before := sc.Status.HandedOver
 		sc.Status.HandedOver = node
-		if err := r.Status().Update(ctx, sc); err != nil {
+		if err := steps.RecordIntent(ctx, r.Client, sc, "the hand-over of "+node+" before excluding it from voting"); err != nil {
 			sc.Status.HandedOver = before
-			return fmt.Errorf("recording the hand-over in status before excluding %s from voting: %w", node, err)
+			return err
 		}
 	}
 	if err := osClient.ExcludeVoter(ctx, node); err != nil {
@@ -797,7 +791,7 @@ func (r *SearchClusterReconciler) refreshReadiness(ctx context.Context, sc *v1al
 }
 
 // restartSettings are the persistent cluster settings a rolling restart changes.
-var restartSettings = []string{rollout.AllocationSetting, rollout.AwarenessSetting, forcedSetting}
+var restartSettings = []string{opensearch.AllocationEnableSetting, opensearch.AwarenessSetting, forcedSetting}
 
 // prepareRestart restricts allocation to primaries, flushes, and weighs the data nodes
 // about to stop out of search routing, before a serving node goes down. A node that serves
@@ -824,12 +818,12 @@ func (r *SearchClusterReconciler) prepareRestart(ctx context.Context, sc *v1alph
 			}
 		}
 		sc.Status.AllocationRestricted = true
-		if err := r.Status().Update(ctx, sc); err != nil {
+		if err := steps.RecordIntent(ctx, r.Client, sc, "the restart before changing cluster settings"); err != nil {
 			sc.Status.AllocationRestricted, sc.Status.SettingsBeforeRestart = false, nil
-			return fmt.Errorf("recording the restart in status before changing cluster settings: %w", err)
+			return err
 		}
 	}
-	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.AllocationSetting: "primaries"}); err != nil {
+	if err := osClient.RestrictAllocationToPrimaries(ctx); err != nil {
 		return fmt.Errorf("restricting shard allocation before a restart: %w", err)
 	}
 	if err := osClient.Flush(ctx); err != nil {
@@ -861,17 +855,17 @@ func (r *SearchClusterReconciler) endRestart(ctx context.Context, sc *v1alpha1.S
 		return err
 	}
 	restore := map[string]any{}
-	if settings[rollout.AllocationSetting] == "primaries" {
-		restore[rollout.AllocationSetting] = before(sc, rollout.AllocationSetting)
+	if settings[opensearch.AllocationEnableSetting] == "primaries" {
+		restore[opensearch.AllocationEnableSetting] = before(sc, opensearch.AllocationEnableSetting)
 	}
 	if weighed(settings) {
 		if err := removeSearchWeights(ctx, osClient); err != nil {
 			return err
 		}
-		restore[rollout.AwarenessSetting], restore[forcedSetting] = before(sc, rollout.AwarenessSetting), before(sc, forcedSetting)
+		restore[opensearch.AwarenessSetting], restore[forcedSetting] = before(sc, opensearch.AwarenessSetting), before(sc, forcedSetting)
 	}
 	if len(restore) > 0 {
-		if err := osClient.PutPersistentClusterSettings(ctx, restore); err != nil {
+		if err := osClient.PutBackClusterSettings(ctx, restore); err != nil {
 			return err
 		}
 	}
@@ -912,51 +906,4 @@ func podsFailing(sc *v1alpha1.SearchCluster, obs poolObservation) string {
 func podsFailingNow(sc *v1alpha1.SearchCluster) bool {
 	c := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionDegraded)
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonPodsFailing
-}
-
-// setManagedConditions: unschedulable pods first (they need a person or an autoscaler),
-// then pods starting, then a rollout, then what OpenSearch itself says.
-func setManagedConditions(sc *v1alpha1.SearchCluster, obs poolObservation, plan rollout.Plan, probe probeResult, variants variantFinding) {
-	unschedulable := ""
-	if len(obs.unschedulable) > 0 {
-		sort.Strings(obs.unschedulable)
-		unschedulable = "no node can take pods of pool " + strings.Join(obs.unschedulable, "; pool ")
-		conditions.SetAspect(&sc.Status.Conditions, sc.Generation, v1alpha1.ConditionScheduled, metav1.ConditionFalse, v1alpha1.ReasonUnschedulable, unschedulable)
-	} else {
-		conditions.SetAspect(&sc.Status.Conditions, sc.Generation, v1alpha1.ConditionScheduled, metav1.ConditionTrue, v1alpha1.ReasonReconciled, "every pod has a node")
-	}
-	switch {
-	case obs.securityPluginMissing != "":
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonSecurityPluginMissing, obs.securityPluginMissing)
-	case len(obs.failing) > 0:
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonPodsFailing, podsFailing(sc, obs))
-	case len(obs.unschedulable) > 0:
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, v1alpha1.ReasonUnschedulable, unschedulable)
-	case obs.ready < obs.desired:
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonPodsStarting, fmt.Sprintf("%d of %d pods ready", obs.ready, obs.desired))
-	case sc.Status.ScaleDown != nil:
-		d := sc.Status.ScaleDown
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Progressing, v1alpha1.ReasonScalingDown, fmt.Sprintf("removing %s (%s): %s", d.Node, d.Phase, d.Message))
-	case plan.Pending > 0:
-		msg := fmt.Sprintf("%d pods to restart onto the new configuration", plan.Pending)
-		if plan.BlockedBy != "" {
-			msg += fmt.Sprintf("; waiting on %s (%s)", plan.BlockedBy, plan.Reason)
-		}
-		state, reason := conditions.Progressing, v1alpha1.ReasonRollingRestart
-		switch {
-		case plan.BlockedBy == "upgrade_preflight":
-			// It does not go on by itself: the indexes or the version must change.
-			state, reason = conditions.Degraded, v1alpha1.ReasonUpgradeRefused
-		case obs.upgrade && plan.BlockedBy == "cluster_health":
-			reason = v1alpha1.ReasonUpgradePaused
-		}
-		conditions.Set(&sc.Status.Conditions, sc.Generation, state, reason, msg)
-	case variants.message != "" && probe.state != conditions.Degraded:
-		// The cluster serves, on other vector code than asked for: the pods landed on
-		// machines the pool's placement let through (a wrong label, a pin on instance
-		// types), or the image lacks the library variant.
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, variants.reason, variants.message)
-	default:
-		conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
-	}
 }

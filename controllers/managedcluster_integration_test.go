@@ -746,10 +746,10 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 
 	osClient := osClient(t, url)
 	t.Cleanup(func() {
-		_ = osClient.PutPersistentClusterSettings(context.Background(), map[string]any{"cluster.routing.allocation.enable": nil})
+		_ = osClient.PutBackClusterSettings(context.Background(), map[string]any{opensearch.AllocationEnableSetting: nil})
 	})
 	line.cut()
-	if err := osClient.PutPersistentClusterSettings(t.Context(), map[string]any{"cluster.routing.allocation.enable": "primaries"}); err != nil {
+	if err := osClient.RestrictAllocationToPrimaries(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(10*time.Second, func() (bool, string) {
@@ -782,7 +782,7 @@ func TestAllocationRestrictionIsLiftedAfterAFailedLift(t *testing.T) {
 // allocationEnable is the persistent cluster.routing.allocation.enable, "" when unset.
 func allocationEnable(ctx context.Context, c *opensearch.Client) (string, error) {
 	settings, err := c.PersistentClusterSettings(ctx)
-	return settings[rollout.AllocationSetting], err
+	return settings[opensearch.AllocationEnableSetting], err
 }
 
 // TestVotingReadsTheElectedManager: the voting configuration, the joined nodes and the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
@@ -27,7 +28,7 @@ import (
 // removal (rollout.NextRemoval): drained, its vote moved, its pod removed; then a removed
 // pool whose last node has gone loses its objects. Voting exclusions are cleared once the
 // nodes they name have gone.
-func (r *SearchClusterReconciler) removeNodes(ctx context.Context, m *managedRun) error {
+func (r *SearchClusterReconciler) removeNodes(ctx context.Context, m *clusterRun) error {
 	sc := m.sc
 	node, pool := leavingNode(m.pools, m.obs.pods)
 	if node == nil {
@@ -119,7 +120,7 @@ func leavingNode(pools []poolView, pods []rollout.Pod) (*rollout.Pod, *poolView)
 // finishRemovals, once every pool runs the nodes it wants: waits for the removed pods to
 // go, then deletes the objects of removed pools and clears the voting exclusions. done is
 // false while there is still something to wait for.
-func (r *SearchClusterReconciler) finishRemovals(ctx context.Context, sc *v1alpha1.SearchCluster, m *managedRun) (done bool, err error) {
+func (r *SearchClusterReconciler) finishRemovals(ctx context.Context, sc *v1alpha1.SearchCluster, m *clusterRun) (done bool, err error) {
 	for _, p := range m.obs.pods {
 		if p.Leaving {
 			sc.Status.ScaleDown = &v1alpha1.ScaleDownStatus{Node: p.Name, Phase: string(rollout.RemovalRemove), Message: "waiting for " + p.Name + " to stop"}
@@ -193,7 +194,7 @@ func (r *SearchClusterReconciler) syncDrains(ctx context.Context, sc *v1alpha1.S
 		return err
 	}
 	var names []string
-	for _, n := range strings.Split(settings[rollout.ExcludeSetting], ",") {
+	for _, n := range strings.Split(settings[opensearch.AllocationExcludeSetting], ",") {
 		if n = strings.TrimSpace(n); n != "" && !slices.Contains(lift, n) && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
@@ -204,16 +205,12 @@ func (r *SearchClusterReconciler) syncDrains(ctx context.Context, sc *v1alpha1.S
 		}
 	}
 	sc.Status.DrainingNodes = append(sc.Status.DrainingNodes, adding...)
-	var value any
-	if len(names) > 0 {
-		value = strings.Join(names, ",")
-	}
-	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{rollout.ExcludeSetting: value}); err != nil {
-		return fmt.Errorf("setting %s: %w", rollout.ExcludeSetting, err)
+	if err := osClient.ExcludeFromAllocation(ctx, names); err != nil {
+		return fmt.Errorf("setting %s: %w", opensearch.AllocationExcludeSetting, err)
 	}
 	sc.Status.DrainingNodes = slices.DeleteFunc(sc.Status.DrainingNodes, func(n string) bool { return slices.Contains(lift, n) })
 	for _, n := range adding {
-		r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonNodeDraining, "Drain", "Moving the shards of %s to other nodes (%s)", n, rollout.ExcludeSetting)
+		r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonNodeDraining, "Drain", "Moving the shards of %s to other nodes (%s)", n, opensearch.AllocationExcludeSetting)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ const credentialsDigestAnnotation = "vectorpilot.io/credentials-digest"
 // each pool's revision for the pod templates, and looks again when the earliest
 // certificate is due for renewal, if that comes before the next poll. Secrets are read
 // past the cache: the operator keeps no informer on Secrets.
-func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) steps.Result {
+func (r *SearchClusterReconciler) secure(ctx context.Context, m *clusterRun) steps.Result {
 	sc := m.sc
 	if !managed.SecurityEnabled(sc) {
 		sc.Status.Certificates = nil
@@ -67,7 +67,7 @@ func (r *SearchClusterReconciler) secure(ctx context.Context, m *managedRun) ste
 			reason, result = v1alpha1.ReasonNameConflict, steps.StopFor(r.Options.ClusterPollInterval)
 		}
 		r.setSecured(sc, metav1.ConditionFalse, reason, err.Error())
-		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, reason, err.Error())
+		m.failed = &stepFailure{reason: reason, message: err.Error()}
 		return result
 	}
 	var user *security.UserCA

@@ -550,7 +550,7 @@ func (r *VectorIndexReconciler) swap(ctx context.Context, run *indexRun) steps.R
 		}
 		// Recorded before the block, so a restarted operator knows to finish (or undo) it.
 		rb.BlockedAt = ptr.To(metav1.Now())
-		if err := r.Status().Update(ctx, run.vi); err != nil {
+		if err := steps.RecordIntent(ctx, r.Client, run.vi, "the write block of "+rb.Source); err != nil {
 			return steps.Done(err)
 		}
 		rb = run.vi.Status.Rebuild

@@ -10,12 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -73,7 +71,10 @@ type clusterAPI interface {
 	FileCacheNodes(ctx context.Context) ([]opensearch.FileCacheNode, error)
 	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
 	PersistentClusterSettings(ctx context.Context) (map[string]string, error)
-	PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error
+	RestrictAllocationToPrimaries(ctx context.Context) error
+	ExcludeFromAllocation(ctx context.Context, nodes []string) error
+	SetAllocationAwareness(ctx context.Context, attributes []string, attribute string, forced []string) error
+	PutBackClusterSettings(ctx context.Context, values map[string]any) error
 	Flush(ctx context.Context) error
 	Voting(ctx context.Context) (opensearch.Voting, error)
 	IndexSettings(ctx context.Context) (map[string]map[string]any, error)
@@ -99,46 +100,47 @@ const KNNPluginName = "opensearch-knn"
 
 // Reconcile makes a managed cluster's objects match its spec, probes the cluster and
 // records what it found; it runs again every poll interval, and within seconds while pods
-// start or roll.
+// start or roll. Paused: no object applied, no pod restarted, no cluster setting written;
+// the probe's reads are skipped too, so status keeps what it last saw.
 func (r *SearchClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var sc v1alpha1.SearchCluster
-	if err := r.Get(ctx, req.NamespacedName, &sc); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			r.Resolver.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	return steps.Kind[*v1alpha1.SearchCluster, *clusterRun]{
+		Client: r.Client,
+		New:    func() *v1alpha1.SearchCluster { return &v1alpha1.SearchCluster{} },
+		Gone:   r.Resolver.Forget,
+		Settle: r.settleDefaults,
+		Scope:  func(_ context.Context, sc *v1alpha1.SearchCluster) *clusterRun { return &clusterRun{sc: sc} },
+		Steps: func(run *clusterRun) []steps.Step[*clusterRun] {
+			if run.sc.Spec.Managed != nil {
+				return r.managedSteps()
+			}
+			return []steps.Step[*clusterRun]{{Name: "probe", Run: r.probeExternal}}
+		},
+		Status:  r.clusterStatus,
+		Written: r.announceReady,
+		Resync:  r.Options.ClusterPollInterval,
+	}.Reconcile(ctx, req)
+}
+
+// settleDefaults records a managed cluster's defaults into its spec before anything acts
+// on them; the patch brings the cluster back with them.
+func (r *SearchClusterReconciler) settleDefaults(ctx context.Context, sc *v1alpha1.SearchCluster) (bool, ctrl.Result, error) {
+	if sc.Spec.Managed == nil {
+		return false, ctrl.Result{}, nil
 	}
-	if sc.Spec.Managed != nil {
-		// Before anything acts on them; the patch brings the cluster back with them.
-		if recorded, err := r.recordDefaults(ctx, &sc); recorded || err != nil {
-			return ctrl.Result{}, err
-		}
+	recorded, err := r.recordDefaults(ctx, sc)
+	return recorded, ctrl.Result{}, err
+}
+
+// announceReady sends the Events of a cluster becoming reachable: that it is, and that
+// its TLS certificate is not verified when that is so.
+func (r *SearchClusterReconciler) announceReady(_ context.Context, before, sc *v1alpha1.SearchCluster) {
+	if conditions.IsReady(before.Status.Conditions) || !conditions.IsReady(sc.Status.Conditions) {
+		return
 	}
-	before := sc.Status.DeepCopy()
-	paused := v1alpha1.IsPaused(sc.Annotations)
-	conditions.SetPaused(&sc.Status.Conditions, sc.Generation, paused)
-	var out steps.Outcome
-	switch {
-	case paused:
-		// No object applied, no pod restarted, no cluster setting written; the probe's
-		// reads are skipped too, so status keeps what it last saw.
-	case sc.Spec.Managed != nil:
-		out = steps.Run(ctx, &managedRun{sc: &sc}, r.managedSteps())
-	default:
-		out = steps.Run(ctx, &sc, []steps.Step[*v1alpha1.SearchCluster]{{Name: "probe", Run: r.probeExternal}})
+	r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonReachable, "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
+	if sc.Spec.External != nil && sc.Spec.External.InsecureSkipVerify {
+		r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonInsecureSkipVerify, "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Spec.External.Endpoint)
 	}
-	sc.Status.ObservedGeneration = sc.Generation
-	changed := !equality.Semantic.DeepEqual(before, &sc.Status)
-	if requeue, err := steps.WriteStatus(ctx, r.Client, &sc, changed); requeue != nil || err != nil {
-		return ptr.Deref(requeue, ctrl.Result{}), err
-	}
-	if changed && !conditions.IsReady(before.Conditions) && conditions.IsReady(sc.Status.Conditions) {
-		r.Recorder.Eventf(&sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonReachable, "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
-		if sc.Spec.External != nil && sc.Spec.External.InsecureSkipVerify {
-			r.Recorder.Eventf(&sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonInsecureSkipVerify, "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Spec.External.Endpoint)
-		}
-	}
-	return out.Answer(r.Options.ClusterPollInterval)
 }
 
 // recordDefaults writes into a managed cluster's spec the defaults it runs with, once (see
@@ -191,11 +193,11 @@ func (r *SearchClusterReconciler) observeRecordedDefaults(ctx context.Context, r
 
 // probeExternal reads an external cluster into status; a transient failure is retried on
 // the backoff.
-func (r *SearchClusterReconciler) probeExternal(ctx context.Context, sc *v1alpha1.SearchCluster) steps.Result {
+func (r *SearchClusterReconciler) probeExternal(ctx context.Context, run *clusterRun) steps.Result {
+	sc := run.sc
 	sc.Status.Endpoint = sc.Spec.External.Endpoint
-	probe := r.probe(ctx, sc)
-	conditions.Set(&sc.Status.Conditions, sc.Generation, probe.state, probe.reason, probe.message)
-	return steps.Done(probe.retry)
+	run.probe = r.probe(ctx, sc)
+	return steps.Done(run.probe.retry)
 }
 
 // probeResult is what probing OpenSearch found, as a condition state; retry is set when

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -26,6 +26,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
 // fakeCluster answers clusterAPI from fields, and records the writes.
@@ -62,7 +63,24 @@ func (f *fakeCluster) Shards(context.Context) ([]opensearch.ShardCopy, error) { 
 func (f *fakeCluster) PersistentClusterSettings(context.Context) (map[string]string, error) {
 	return f.settings, nil
 }
-func (f *fakeCluster) PutPersistentClusterSettings(_ context.Context, s map[string]any) error {
+func (f *fakeCluster) RestrictAllocationToPrimaries(context.Context) error {
+	return f.put(opensearch.PrimariesOnlyAllocation())
+}
+func (f *fakeCluster) ExcludeFromAllocation(_ context.Context, nodes []string) error {
+	return f.put(opensearch.AllocationExclusion(nodes))
+}
+func (f *fakeCluster) SetAllocationAwareness(_ context.Context, attributes []string, attribute string, forced []string) error {
+	return f.put(opensearch.AllocationAwareness(attributes, attribute, forced))
+}
+func (f *fakeCluster) PutBackClusterSettings(_ context.Context, values map[string]any) error {
+	if err := opensearch.PutBackable(values); err != nil {
+		return err
+	}
+	return f.put(values)
+}
+
+// put records a persistent cluster settings write, the body the client would send.
+func (f *fakeCluster) put(s map[string]any) error {
 	f.puts = append(f.puts, s)
 	return f.putErr
 }
@@ -256,14 +274,14 @@ func TestRollOutStep(t *testing.T) {
 		{"nothing outdated", fakeCluster{}, pods(false, false, false), false, 0, "", false, 0, 0, false},
 		{"one outdated serving node: prepared, then restarted", fakeCluster{}, pods(false, true, false), false, 1, "", true, 1, 1, true},
 		{"preparation refused: the restart waits", fakeCluster{putErr: &opensearch.APIError{Status: 403}}, pods(true, false, false), false, 0, "prepare_restart", true, 1, 0, true},
-		{"every node back: the restriction is lifted", fakeCluster{settings: map[string]string{rollout.AllocationSetting: "primaries"}}, pods(false, false, false), true, 0, "", false, 1, 0, false},
-		{"a restriction someone else set is left alone", fakeCluster{settings: map[string]string{rollout.AllocationSetting: "none"}}, pods(false, false, false), true, 0, "", false, 0, 0, false},
+		{"every node back: the restriction is lifted", fakeCluster{settings: map[string]string{opensearch.AllocationEnableSetting: "primaries"}}, pods(false, false, false), true, 0, "", false, 1, 0, false},
+		{"a restriction someone else set is left alone", fakeCluster{settings: map[string]string{opensearch.AllocationEnableSetting: "none"}}, pods(false, false, false), true, 0, "", false, 0, 0, false},
 	} {
 		s := sc.DeepCopy()
 		s.Status.AllocationRestricted = tc.restricted
 		r := reconcilerWith(&tc.f, s, podObj("vectors-data-0"), podObj("vectors-data-1"), podObj("vectors-data-2"))
 		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
-		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: tc.pods}})
+		plan, err := r.rollOut(context.Background(), &clusterRun{sc: s, obs: poolObservation{pods: tc.pods}})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -289,7 +307,7 @@ func TestRollOutStep(t *testing.T) {
 func TestRestartWeighsSearchesAway(t *testing.T) {
 	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
 	sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1},
-		NodePools: []v1alpha1.NodePool{{Name: "data", AdditionalConfig: map[string]string{rollout.AwarenessSetting: "zone"}}}}
+		NodePools: []v1alpha1.NodePool{{Name: "data", AdditionalConfig: map[string]string{opensearch.AwarenessSetting: "zone"}}}}
 	names := []string{"vectors-data-0", "vectors-data-1", "vectors-data-2"}
 	nodes := func(attribute bool) []opensearch.NodeVariant {
 		var out []opensearch.NodeVariant
@@ -323,7 +341,7 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 		s := sc.DeepCopy()
 		r := reconcilerWith(&tc.f, append(objs, s)...)
 		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
-		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: pods}, probe: probeResult{nodes: tc.nodes}})
+		plan, err := r.rollOut(context.Background(), &clusterRun{sc: s, obs: poolObservation{pods: pods}, probe: probeResult{nodes: tc.nodes}})
 		if err != nil || len(plan.Restart) != 1 {
 			t.Fatalf("%s: restart %v, %v; want vectors-data-1 restarted with or without weights", tc.name, plan.Restart, err)
 		}
@@ -337,7 +355,7 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 			t.Errorf("%s: weights %+v after %d writes; want %v written once at version -1", tc.name, tc.f.routing, tc.f.weightPuts, tc.wantWeights)
 		}
 		awareness := tc.f.puts[len(tc.f.puts)-1]
-		if awareness[rollout.AwarenessSetting] != "zone,vectorpilot_node" || awareness[forcedSetting] != strings.Join(names, ",") {
+		if awareness[opensearch.AwarenessSetting] != "zone,vectorpilot_node" || awareness[forcedSetting] != strings.Join(names, ",") {
 			t.Errorf("%s: awareness settings %v; want the pools' zone kept, the node attribute added, every node forced", tc.name, awareness)
 		}
 	}
@@ -347,10 +365,10 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 		f                     fakeCluster
 		wantDeletes, wantPuts int
 	}{
-		{"the restart's weights go", fakeCluster{settings: map[string]string{rollout.AwarenessSetting: "zone,vectorpilot_node"},
+		{"the restart's weights go", fakeCluster{settings: map[string]string{opensearch.AwarenessSetting: "zone,vectorpilot_node"},
 			routing: opensearch.SearchRouting{Weights: map[string]string{"vectors-data-1": "0"}, Version: 3}}, 1, 1},
-		{"awareness left without weights (a crash between the two) goes", fakeCluster{settings: map[string]string{rollout.AwarenessSetting: "vectorpilot_node"}}, 0, 1},
-		{"the user's own awareness is left alone", fakeCluster{settings: map[string]string{rollout.AwarenessSetting: "zone"},
+		{"awareness left without weights (a crash between the two) goes", fakeCluster{settings: map[string]string{opensearch.AwarenessSetting: "vectorpilot_node"}}, 0, 1},
+		{"the user's own awareness is left alone", fakeCluster{settings: map[string]string{opensearch.AwarenessSetting: "zone"},
 			routing: opensearch.SearchRouting{Weights: map[string]string{"zone-a": "0"}}}, 0, 0},
 	} {
 		if err := reconcilerWith(&tc.f).endRestart(context.Background(), sc.DeepCopy()); err != nil {
@@ -360,7 +378,7 @@ func TestRestartWeighsSearchesAway(t *testing.T) {
 			t.Errorf("%s: %d weight deletions, setting writes %v; want %d, %d", tc.name, tc.f.weightDeletes, tc.f.puts, tc.wantDeletes, tc.wantPuts)
 		}
 		if tc.wantPuts == 1 {
-			if v, ok := tc.f.puts[0][rollout.AwarenessSetting]; !ok || v != nil {
+			if v, ok := tc.f.puts[0][opensearch.AwarenessSetting]; !ok || v != nil {
 				t.Errorf("%s: awareness setting written %v, want reset", tc.name, tc.f.puts[0])
 			}
 		}
@@ -376,7 +394,7 @@ func TestRestartRecordsItsIntentFirst(t *testing.T) {
 	pod := readyPod("vectors-data-0")
 	pods := []rollout.Pod{{Name: "vectors-data-0", Pool: "data", Ready: true, Outdated: true}}
 	for _, refuse := range []bool{false, true} {
-		f := &fakeCluster{settings: map[string]string{rollout.AllocationSetting: "all"}}
+		f := &fakeCluster{settings: map[string]string{opensearch.AllocationEnableSetting: "all"}}
 		var stored *v1alpha1.SearchCluster
 		statusWrite := func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			if refuse {
@@ -391,7 +409,7 @@ func TestRestartRecordsItsIntentFirst(t *testing.T) {
 		s := sc.DeepCopy()
 		r := reconcilerOn(fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: statusWrite}), f, s, pod.DeepCopy())
 		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
-		plan, err := r.rollOut(context.Background(), &managedRun{sc: s, obs: poolObservation{pods: pods}})
+		plan, err := r.rollOut(context.Background(), &clusterRun{sc: s, obs: poolObservation{pods: pods}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,7 +420,7 @@ func TestRestartRecordsItsIntentFirst(t *testing.T) {
 			}
 			continue
 		}
-		if stored == nil || !stored.Status.AllocationRestricted || stored.Status.SettingsBeforeRestart[rollout.AllocationSetting] != "all" || len(plan.Restart) != 1 {
+		if stored == nil || !stored.Status.AllocationRestricted || stored.Status.SettingsBeforeRestart[opensearch.AllocationEnableSetting] != "all" || len(plan.Restart) != 1 {
 			t.Errorf("stored status %+v before the restart %v; want allocationRestricted and allocation.enable=all recorded", stored, plan.Restart)
 		}
 	}
@@ -423,12 +441,12 @@ func TestRestartPutsBackTheUsersSettings(t *testing.T) {
 		after func(map[string]string) // what someone changes while the restart runs
 		want  map[string]string
 	}{
-		{"zone awareness", map[string]string{rollout.AwarenessSetting: "zone", "cluster.routing.allocation.awareness.force.zone.values": "a,b"}, nil, nil},
-		{"allocation and awareness", map[string]string{rollout.AllocationSetting: "all", rollout.AwarenessSetting: "zone,rack"}, nil, nil},
+		{"zone awareness", map[string]string{opensearch.AwarenessSetting: "zone", "cluster.routing.allocation.awareness.force.zone.values": "a,b"}, nil, nil},
+		{"allocation and awareness", map[string]string{opensearch.AllocationEnableSetting: "all", opensearch.AwarenessSetting: "zone,rack"}, nil, nil},
 		{"nothing set", map[string]string{}, nil, nil},
-		{"allocation changed meanwhile", map[string]string{rollout.AwarenessSetting: "zone"},
-			func(s map[string]string) { s[rollout.AllocationSetting] = "none" },
-			map[string]string{rollout.AwarenessSetting: "zone", rollout.AllocationSetting: "none"}},
+		{"allocation changed meanwhile", map[string]string{opensearch.AwarenessSetting: "zone"},
+			func(s map[string]string) { s[opensearch.AllocationEnableSetting] = "none" },
+			map[string]string{opensearch.AwarenessSetting: "zone", opensearch.AllocationEnableSetting: "none"}},
 	} {
 		sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
 		sc.Spec.Managed = &v1alpha1.ManagedCluster{UpdateStrategy: v1alpha1.UpdateStrategy{MaxUnavailable: 1}, NodePools: []v1alpha1.NodePool{{Name: "data"}}}
@@ -441,15 +459,15 @@ func TestRestartPutsBackTheUsersSettings(t *testing.T) {
 		f := &fakeCluster{settings: maps.Clone(tc.user), routing: opensearch.SearchRouting{Version: -1}}
 		r := reconcilerWith(f, append(objs, sc)...)
 		r.Options.ClusterHealth = staticHealth{rollout.Health{Status: "green"}}
-		if _, err := r.rollOut(context.Background(), &managedRun{sc: sc, obs: poolObservation{pods: pods}, probe: probeResult{nodes: nodes}}); err != nil {
+		if _, err := r.rollOut(context.Background(), &clusterRun{sc: sc, obs: poolObservation{pods: pods}, probe: probeResult{nodes: nodes}}); err != nil {
 			t.Fatal(err)
 		}
 		during := applyPuts(f)
-		if during[rollout.AllocationSetting] != "primaries" || !weighed(during) {
+		if during[opensearch.AllocationEnableSetting] != "primaries" || !weighed(during) {
 			t.Fatalf("%s: during the restart %v; want allocation primaries and the node attribute weighed", tc.name, during)
 		}
-		if a := strings.Split(during[rollout.AwarenessSetting], ","); tc.user[rollout.AwarenessSetting] != "" && !slices.Contains(a, strings.Split(tc.user[rollout.AwarenessSetting], ",")[0]) {
-			t.Errorf("%s: awareness during the restart %v dropped the user's %q", tc.name, a, tc.user[rollout.AwarenessSetting])
+		if a := strings.Split(during[opensearch.AwarenessSetting], ","); tc.user[opensearch.AwarenessSetting] != "" && !slices.Contains(a, strings.Split(tc.user[opensearch.AwarenessSetting], ",")[0]) {
+			t.Errorf("%s: awareness during the restart %v dropped the user's %q", tc.name, a, tc.user[opensearch.AwarenessSetting])
 		}
 		if tc.after != nil {
 			tc.after(during)
@@ -482,27 +500,65 @@ func (s staticHealth) IndexSettings(context.Context, *v1alpha1.SearchCluster) (m
 	return nil, nil
 }
 
-// TestManagedStepsAnswer: the managed step list asks to look again soon while pods start,
-// and otherwise retries only what the probe says may pass.
-func TestManagedStepsAnswer(t *testing.T) {
-	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}}
-	r := reconcilerWith(&fakeCluster{})
-	r.Options.RolloutPollInterval = 5e9
-	last := r.managedSteps()[len(r.managedSteps())-1]
-	if !strings.Contains(last.Name, "conditions") {
-		t.Fatalf("last managed step is %q", last.Name)
-	}
-	starting := &managedRun{sc: sc.DeepCopy(), obs: poolObservation{desired: 3, ready: 1, settled: true}}
-	if got := last.Run(context.Background(), starting); got.RequeueAfter != 5e9 || got.Err != nil {
-		t.Errorf("pods starting: %+v, want back in 5s", got)
-	}
-	unreachable := &managedRun{sc: sc.DeepCopy(), obs: poolObservation{desired: 3, ready: 3, settled: true},
-		probe: probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonUnreachable, retry: errors.New("refused")}}
-	if got := last.Run(context.Background(), unreachable); got.Err == nil {
-		t.Errorf("unreachable and settled: %+v, want the probe's error retried", got)
-	}
-	if c := meta.FindStatusCondition(unreachable.sc.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || c.Reason != v1alpha1.ReasonUnreachable {
-		t.Errorf("Degraded = %+v, want Unreachable", c)
+// TestClusterStatus: a SearchCluster's conditions come from one place after its steps: a
+// step that failed its part says why; once every step ran, pods starting ask to look
+// again soon, and otherwise only what the probe says may pass is retried; an external
+// cluster says what its probe found.
+func TestClusterStatus(t *testing.T) {
+	managedSpec := v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{}}
+	externalSpec := v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "https://search:9200"}}
+	refused := errors.New("refused")
+	unavailable := &opensearch.APIError{Status: 503}
+	unreachable := probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonUnreachable, message: "refused", retry: refused}
+	settled := poolObservation{desired: 3, ready: 3, settled: true}
+	for _, tc := range []struct {
+		name    string
+		spec    v1alpha1.SearchClusterSpec
+		run     clusterRun
+		out     steps.Outcome
+		reason  string // of the condition that says it, "" for none set
+		requeue time.Duration
+		err     error
+	}{
+		{name: "pods starting: back in 5s", spec: managedSpec,
+			run:    clusterRun{obs: poolObservation{desired: 3, ready: 1, settled: true}},
+			reason: v1alpha1.ReasonPodsStarting, requeue: 5 * time.Second},
+		{name: "a step's earlier requeue is kept", spec: managedSpec,
+			run: clusterRun{obs: poolObservation{desired: 3, ready: 1, settled: true}}, out: steps.Outcome{Result: steps.After(time.Second)},
+			reason: v1alpha1.ReasonPodsStarting, requeue: time.Second},
+		{name: "unreachable and settled: the probe's error retried", spec: managedSpec,
+			run: clusterRun{obs: settled, probe: unreachable}, reason: v1alpha1.ReasonUnreachable, err: refused},
+		{name: "objects not applied: Degraded with why", spec: managedSpec,
+			run: clusterRun{failed: &stepFailure{reason: v1alpha1.ReasonNameConflict, message: "taken"}},
+			out: steps.Outcome{Result: steps.Done(refused), StoppedAt: "apply objects"}, reason: v1alpha1.ReasonNameConflict, err: refused},
+		{name: "any step's error reaches status", spec: managedSpec,
+			run: clusterRun{obs: settled, probe: unreachable}, out: steps.Outcome{Result: steps.Done(unavailable), StoppedAt: "roll out"},
+			reason: v1alpha1.ReasonOpenSearchError, err: unavailable},
+		{name: "a step that waits keeps the conditions", spec: managedSpec,
+			run: clusterRun{obs: settled}, out: steps.Outcome{Result: steps.StopFor(time.Minute), StoppedAt: "secure"}, requeue: time.Minute},
+		{name: "external: what the probe found", spec: externalSpec,
+			run: clusterRun{probe: unreachable}, out: steps.Outcome{Result: steps.Done(refused), StoppedAt: "probe"}, reason: v1alpha1.ReasonUnreachable, err: refused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := reconcilerWith(&fakeCluster{})
+			r.Options.RolloutPollInterval = 5 * time.Second
+			run := tc.run
+			run.sc = &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}, Spec: tc.spec}
+			out := tc.out
+			r.clusterStatus(&run, &out)
+			if out.RequeueAfter != tc.requeue || !errors.Is(out.Err, tc.err) {
+				t.Errorf("answer %+v, want requeue %v and error %v", out, tc.requeue, tc.err)
+			}
+			var reasons []string
+			for _, c := range run.sc.Status.Conditions {
+				if c.Status == metav1.ConditionTrue && (c.Type == v1alpha1.ConditionDegraded || c.Type == v1alpha1.ConditionProgressing) {
+					reasons = append(reasons, c.Reason)
+				}
+			}
+			if want := []string{tc.reason}; (tc.reason == "" && len(reasons) > 0) || (tc.reason != "" && !slices.Equal(reasons, want)) {
+				t.Errorf("conditions say %v, want %q", reasons, tc.reason)
+			}
+		})
 	}
 }
 

@@ -16,8 +16,8 @@ import (
 )
 
 // forcedSetting forces every value of the node attribute: weighted routing needs its
-// attribute among the awareness attributes (rollout.AwarenessSetting), every value forced.
-var forcedSetting = rollout.ForcedAwarenessSetting(managed.NodeAttribute)
+// attribute among the awareness attributes (opensearch.AwarenessSetting), every value forced.
+var forcedSetting = opensearch.ForcedAwarenessSetting(managed.NodeAttribute)
 
 // routeSearchesAway weighs the nodes about to restart out of shard search routing, so no
 // search starts its query phase there while the node's preStop keeps it serving the ones
@@ -35,10 +35,7 @@ func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.Se
 		logf.FromContext(ctx).Info("restarting without search weights: some node lacks the node attribute, or too few nodes would stay", "nodes", away)
 		return nil
 	}
-	if err := osClient.PutPersistentClusterSettings(ctx, map[string]any{
-		rollout.AwarenessSetting: strings.Join(awarenessAttributes(sc), ","),
-		forcedSetting:            strings.Join(slices.Sorted(maps.Keys(weights)), ","),
-	}); err != nil {
+	if err := osClient.SetAllocationAwareness(ctx, awarenessAttributes(sc), managed.NodeAttribute, slices.Sorted(maps.Keys(weights))); err != nil {
 		return fmt.Errorf("setting the node awareness attribute before a restart: %w", err)
 	}
 	current, err := osClient.SearchWeights(ctx, managed.NodeAttribute)
@@ -59,7 +56,7 @@ func routeSearchesAway(ctx context.Context, osClient clusterAPI, sc *v1alpha1.Se
 
 // weighed says whether the persistent settings hold the restart's awareness attribute.
 func weighed(settings map[string]string) bool {
-	return slices.Contains(strings.Split(settings[rollout.AwarenessSetting], ","), managed.NodeAttribute)
+	return slices.Contains(strings.Split(settings[opensearch.AwarenessSetting], ","), managed.NodeAttribute)
 }
 
 // removeSearchWeights deletes the weights on the per-node attribute, if any.
@@ -79,11 +76,11 @@ func removeSearchWeights(ctx context.Context, osClient clusterAPI) error {
 // the persistent setting replaces the configured one while it is set.
 func awarenessAttributes(sc *v1alpha1.SearchCluster) []string {
 	var configured []string
-	if v, ok := sc.Status.SettingsBeforeRestart[rollout.AwarenessSetting]; ok {
+	if v, ok := sc.Status.SettingsBeforeRestart[opensearch.AwarenessSetting]; ok {
 		configured = strings.Split(v, ",")
 	} else {
 		for _, p := range sc.Spec.Managed.NodePools {
-			configured = append(configured, strings.Split(p.AdditionalConfig[rollout.AwarenessSetting], ",")...)
+			configured = append(configured, strings.Split(p.AdditionalConfig[opensearch.AwarenessSetting], ",")...)
 		}
 	}
 	var out []string

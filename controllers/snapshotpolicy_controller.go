@@ -8,10 +8,10 @@ import (
 
 	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,32 +50,25 @@ type SnapshotPolicyReconciler struct {
 // Reconcile registers the repository, takes a snapshot when one is due, applies retention
 // and records the status.
 func (r *SnapshotPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var p v1alpha1.SnapshotPolicy
-	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			metrics.ForgetPolicy(req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	before := p.Status.DeepCopy()
-	paused := v1alpha1.IsPaused(p.Annotations)
-	conditions.SetPaused(&p.Status.Conditions, p.Generation, paused)
-	var out steps.Outcome
-	if !paused {
-		out = steps.Run(ctx, &policyRun{p: &p, now: r.now()}, []steps.Step[*policyRun]{
-			{Name: "parse schedule", Run: r.parseSchedule},
-			{Name: "resolve cluster", Run: r.resolveCluster},
-			{Name: "register repository", Run: r.registerRepository},
-			steps.Fallible("list snapshots", r.listSnapshots),
-			{Name: "take due snapshot", Run: r.takeDueSnapshot},
-			steps.Fallible("apply retention", func(ctx context.Context, run *policyRun) error {
-				return r.applyRetention(ctx, run.p, run.snapshots, run.now)
-			}),
-			{Name: "record", Run: r.record},
-		})
-	}
-	p.Status.ObservedGeneration = p.Generation
-	return steps.Finish(ctx, r.Client, &p, !equality.Semantic.DeepEqual(before, &p.Status), out, 0)
+	return steps.Kind[*v1alpha1.SnapshotPolicy, *policyRun]{
+		Client: r.Client,
+		New:    func() *v1alpha1.SnapshotPolicy { return &v1alpha1.SnapshotPolicy{} },
+		Gone:   func(key types.NamespacedName) { metrics.ForgetPolicy(key.Namespace, key.Name) },
+		Scope:  func(_ context.Context, p *v1alpha1.SnapshotPolicy) *policyRun { return &policyRun{p: p, now: r.now()} },
+		Steps: func(*policyRun) []steps.Step[*policyRun] {
+			return []steps.Step[*policyRun]{
+				{Name: "parse schedule", Run: r.parseSchedule},
+				{Name: "resolve cluster", Run: r.resolveCluster},
+				{Name: "register repository", Run: r.registerRepository},
+				steps.Fallible("list snapshots", r.listSnapshots),
+				{Name: "take due snapshot", Run: r.takeDueSnapshot},
+				steps.Fallible("apply retention", func(ctx context.Context, run *policyRun) error {
+					return r.applyRetention(ctx, run.p, run.snapshots, run.now)
+				}),
+				{Name: "record", Run: r.record},
+			}
+		},
+	}.Reconcile(ctx, req)
 }
 
 // repositoryAPI is what a SnapshotPolicy reconcile asks of OpenSearch.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -124,100 +122,37 @@ type indexRun struct {
 // Reconcile makes one VectorIndex true in OpenSearch. Each step is idempotent and stops
 // the list with an error when the next cannot run yet; the error decides the conditions.
 func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var vi v1alpha1.VectorIndex
-	if err := r.Get(ctx, req.NamespacedName, &vi); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !vi.DeletionTimestamp.IsZero() {
-		return r.finalize(ctx, &vi)
-	}
-	if err := setFinalizer(ctx, r.Client, &vi, IndexFinalizer, true); err != nil {
-		return ctrl.Result{}, err
-	}
-	before := vi.Status.DeepCopy()
-	paused := v1alpha1.IsPaused(vi.Annotations)
-	conditions.SetPaused(&vi.Status.Conditions, vi.Generation, paused)
-	if paused {
-		// Nothing is written to OpenSearch; removing the annotation wakes the object.
-		return steps.Finish(ctx, r.Client, &vi, !equality.Semantic.DeepEqual(before, &vi.Status), steps.Outcome{}, 0)
-	}
-	run := &indexRun{
-		vi:           &vi,
-		name:         vi.OpenSearchIndexName(),
-		owner:        indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)},
-		benchmarking: r.benchmarking(ctx, &vi),
-	}
-	out := steps.Run(ctx, run, []steps.Step[*indexRun]{
-		steps.Fallible("resolve cluster", r.resolveCluster),                   // SearchCluster → client
-		waitingOnModels("ensure index", r.ensureIndex),                        // (train models,) create, adopt, or Degraded/Conflict
-		{Name: "rebuild", Run: r.rebuild},                                     // BlueGreen: copy, gate, swap the alias; retire the previous index
-		steps.Fallible("tune", r.tune),                                        // Auto: benchmark + live load → slice count
-		steps.Fallible("converge settings", r.convergeSettings),               // dynamic settings only; diff → one PUT
-		waitingOnModels("add fields", r.addFields),                            // (train models,) new vector and extra fields
-		steps.Fallible("observe", r.observe),                                  // health, docs, segments → status
-		steps.Fallible("recover from remote store", r.recoverFromRemoteStore), // red remote-backed: lost primaries back
-		{Name: "measure recall", Run: r.measureRecall},                        // spec.recall: live recall@k when due
-	})
-	redFor, retry := r.recordOutcome(run, out.Err)
-	recordReadiness(&vi)
-	vi.Status.ObservedGeneration = vi.Generation
-	out.Err = retry
-	switch {
-	case redFor > 0:
-		out.RequeueAfter = redBackoff(redFor, r.Options.IndexResyncInterval)
-	case run.progressing != "":
-		// Shards are starting: look again soon rather than at the next resync.
-		out.RequeueAfter = min(progressPollInterval, r.Options.IndexResyncInterval)
-	}
-	return steps.Finish(ctx, r.Client, &vi, !equality.Semantic.DeepEqual(before, &vi.Status), out, r.Options.IndexResyncInterval)
-}
-
-// recordOutcome sets the conditions from the steps' outcome and returns how long the index
-// has been red, if it is, and the error to retry on, if the failure may pass by itself.
-func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (time.Duration, error) {
-	st := &run.vi.Status
-	gen := run.vi.Generation
-	var conflict *conflictError
-	switch {
-	case stepErr == nil && st.Health == "red" && !run.young(r.Options.IndexRedGrace):
-		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
-		return time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time), nil
-	case stepErr == nil && run.rebuildProgress != "":
-		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonRebuilding, run.rebuildProgress)
-	case stepErr == nil && run.progressing != "":
-		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonReconciling, run.progressing)
-	case stepErr == nil:
-		msg := fmt.Sprintf("index %s matches the spec", run.name)
-		switch {
-		case st.Storage == v1alpha1.StorageRemoteSnapshot:
-			msg = fmt.Sprintf("index %s is a read-only searchable snapshot", run.name)
-			if len(st.FixedSettings) > 0 {
-				msg += "; settings it keeps from the snapshot instead of the spec's: " + strings.Join(st.FixedSettings, ", ")
+	return steps.Kind[*v1alpha1.VectorIndex, *indexRun]{
+		Client:    r.Client,
+		New:       func() *v1alpha1.VectorIndex { return &v1alpha1.VectorIndex{} },
+		Finalizer: IndexFinalizer,
+		Finalize:  r.finalize,
+		Scope: func(ctx context.Context, vi *v1alpha1.VectorIndex) *indexRun {
+			run := newIndexRun(vi)
+			run.benchmarking = r.benchmarking(ctx, vi)
+			return run
+		},
+		Steps: func(*indexRun) []steps.Step[*indexRun] {
+			return []steps.Step[*indexRun]{
+				steps.Fallible("resolve cluster", r.resolveCluster),                   // SearchCluster → client
+				waitingOnModels("ensure index", r.ensureIndex),                        // (train models,) create, adopt, or Degraded/Conflict
+				{Name: "rebuild", Run: r.rebuild},                                     // BlueGreen: copy, gate, swap the alias; retire the previous index
+				steps.Fallible("tune", r.tune),                                        // Auto: benchmark + live load → slice count
+				steps.Fallible("converge settings", r.convergeSettings),               // dynamic settings only; diff → one PUT
+				waitingOnModels("add fields", r.addFields),                            // (train models,) new vector and extra fields
+				steps.Fallible("observe", r.observe),                                  // health, docs, segments → status
+				steps.Fallible("recover from remote store", r.recoverFromRemoteStore), // red remote-backed: lost primaries back
+				{Name: "measure recall", Run: r.measureRecall},                        // spec.recall: live recall@k when due
 			}
-		case len(st.FixedSettings) > 0:
-			msg = fmt.Sprintf("index %s matches the spec but for what it cannot take: %s", run.name, strings.Join(st.FixedSettings, "; "))
-		}
-		if st.Health == "yellow" {
-			msg += "; health yellow: some replicas are unassigned"
-		}
-		conditions.Set(&st.Conditions, gen, conditions.Ready, v1alpha1.ReasonReconciled, msg)
-	case errors.As(stepErr, &conflict):
-		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonConflict, conflict.Error())
-	default:
-		f := classify(stepErr)
-		conditions.Set(&st.Conditions, gen, conditions.Degraded, f.reason, f.message)
-		if f.transient {
-			return 0, stepErr
-		}
-	}
-	return 0, nil
+		},
+		Status: r.indexStatus,
+		Resync: r.Options.IndexResyncInterval,
+	}.Reconcile(ctx, req)
 }
 
-// redBackoff is when a red index is looked at again: it needs a node, a disk or a person,
-// so the wait grows with how long it has been red, from the progress poll up to the resync
-// interval.
-func redBackoff(redFor, resync time.Duration) time.Duration {
-	return min(max(redFor, progressPollInterval), resync)
+// newIndexRun is the scope of one reconcile of vi.
+func newIndexRun(vi *v1alpha1.VectorIndex) *indexRun {
+	return &indexRun{vi: vi, name: vi.OpenSearchIndexName(), owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}}
 }
 
 // young says the index was created less than grace ago, so red is its primaries starting
@@ -229,19 +164,6 @@ func (run *indexRun) young(grace time.Duration) bool {
 	}
 	ms, err := strconv.ParseInt(run.live.Settings["index.creation_date"], 10, 64)
 	return err == nil && time.Since(time.UnixMilli(ms)) < grace
-}
-
-// recordReadiness exports the Ready condition as a metric, with its reason when False.
-func recordReadiness(vi *v1alpha1.VectorIndex) {
-	metrics.IndexReady.DeletePartialMatch(map[string]string{"namespace": vi.Namespace, "index": vi.Name})
-	ready, reason := 0.0, ""
-	if c := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionReady); c != nil {
-		reason = c.Reason
-		if c.Status == metav1.ConditionTrue {
-			ready, reason = 1, ""
-		}
-	}
-	metrics.IndexReady.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name, reason).Set(ready)
 }
 
 // conflictError is an index that exists but cannot be made to match: it is left untouched.
@@ -373,7 +295,7 @@ func (r *VectorIndexReconciler) restoreIndex(ctx context.Context, run *indexRun)
 		}
 	}
 	run.vi.Status.Restore = &src
-	if err := r.Status().Update(ctx, run.vi); err != nil {
+	if err := steps.RecordIntent(ctx, r.Client, run.vi, "the restore"); err != nil {
 		return err
 	}
 	// A searchable snapshot is recognised by the snapshot its settings name; any other
@@ -735,10 +657,7 @@ func (run *indexRun) indexStats(ctx context.Context) (opensearch.IndexStats, err
 
 // finalize applies the deletion policy, then lets the object go.
 func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.VectorIndex) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(vi, IndexFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	run := &indexRun{vi: vi, name: vi.OpenSearchIndexName(), owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}}
+	run := newIndexRun(vi)
 	if v1alpha1.IsPaused(vi.Annotations) {
 		// The way out of a deletion that can never finish (cluster or repository gone for
 		// good): a paused object goes without any call to OpenSearch, and its index stays.
@@ -752,7 +671,7 @@ func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.Vecto
 		return ctrl.Result{}, err
 	}
 	metrics.ForgetIndex(vi.Namespace, vi.Name)
-	return ctrl.Result{}, setFinalizer(ctx, r.Client, vi, IndexFinalizer, false)
+	return ctrl.Result{}, nil
 }
 
 func (r *VectorIndexReconciler) applyDeletionPolicy(ctx context.Context, run *indexRun) error {

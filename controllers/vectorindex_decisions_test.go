@@ -177,8 +177,9 @@ func liveIndexOf(t *testing.T, vi *v1alpha1.VectorIndex, owner string) *opensear
 }
 
 func indexRunFor(vi *v1alpha1.VectorIndex, f *fakeIndexes) *indexRun {
-	return &indexRun{vi: vi, osClient: f, name: vi.OpenSearchIndexName(),
-		owner: indexspec.Owner{Namespace: vi.Namespace, Name: vi.Name, UID: string(vi.UID)}}
+	run := newIndexRun(vi)
+	run.osClient = f
+	return run
 }
 
 // TestEnsureIndex: create when missing, adopt an unowned index that matches, refuse (and

@@ -7,14 +7,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -62,29 +60,25 @@ func (r *VectorSnapshotReconciler) snapshotAPIFor(ctx context.Context, namespace
 
 // Reconcile resolves the cluster, starts the snapshot once and follows it until it ends.
 func (r *VectorSnapshotReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var vs v1alpha1.VectorSnapshot
-	if err := r.Get(ctx, req.NamespacedName, &vs); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !vs.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &vs)
-	}
-	if err := setFinalizer(ctx, r.Client, &vs, SnapshotFinalizer, true); err != nil {
-		return ctrl.Result{}, err
-	}
-	before := vs.Status.DeepCopy()
-	paused := v1alpha1.IsPaused(vs.Annotations)
-	conditions.SetPaused(&vs.Status.Conditions, vs.Generation, paused)
-	var out steps.Outcome
-	if !paused && vs.Status.Phase != v1alpha1.SnapshotSucceeded && vs.Status.Phase != v1alpha1.SnapshotFailed {
-		out = steps.Run(ctx, &snapshotRun{vs: &vs}, []steps.Step[*snapshotRun]{
-			{Name: "resolve cluster", Run: r.resolveCluster},
-			{Name: "start snapshot", Run: r.startSnapshot},
-			{Name: "follow progress", Run: r.followProgress},
-		})
-	}
-	vs.Status.ObservedGeneration = vs.Generation
-	return steps.Finish(ctx, r.Client, &vs, !equality.Semantic.DeepEqual(before, &vs.Status), out, 0)
+	return steps.Kind[*v1alpha1.VectorSnapshot, *snapshotRun]{
+		Client:    r.Client,
+		New:       func() *v1alpha1.VectorSnapshot { return &v1alpha1.VectorSnapshot{} },
+		Finalizer: SnapshotFinalizer,
+		Finalize: func(ctx context.Context, vs *v1alpha1.VectorSnapshot) (ctrl.Result, error) {
+			return ctrl.Result{}, r.finalize(ctx, vs)
+		},
+		Idle: func(vs *v1alpha1.VectorSnapshot) bool {
+			return vs.Status.Phase == v1alpha1.SnapshotSucceeded || vs.Status.Phase == v1alpha1.SnapshotFailed
+		},
+		Scope: func(_ context.Context, vs *v1alpha1.VectorSnapshot) *snapshotRun { return &snapshotRun{vs: vs} },
+		Steps: func(*snapshotRun) []steps.Step[*snapshotRun] {
+			return []steps.Step[*snapshotRun]{
+				{Name: "resolve cluster", Run: r.resolveCluster},
+				{Name: "start snapshot", Run: r.startSnapshot},
+				{Name: "follow progress", Run: r.followProgress},
+			}
+		},
+	}.Reconcile(ctx, req)
 }
 
 // snapshotRun is one reconcile of a VectorSnapshot.
@@ -301,9 +295,6 @@ func lastProgress(st *v1alpha1.VectorSnapshotStatus) time.Time {
 // A snapshot whose state cannot be read waits. By default backups outlive the objects that
 // describe them. If the cluster object is gone, the snapshot is left in the repository.
 func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.VectorSnapshot) error {
-	if !controllerutil.ContainsFinalizer(vs, SnapshotFinalizer) {
-		return nil
-	}
 	deleteFromRepository := vs.Spec.DeletionPolicy == v1alpha1.SnapshotDeletionDelete && !v1alpha1.IsPaused(vs.Annotations)
 	if vs.Status.SnapshotName != "" && !deleteFromRepository {
 		r.Recorder.Eventf(vs, nil, corev1.EventTypeNormal, v1alpha1.ReasonSnapshotRetained, "Delete", "snapshot %s/%s kept in the repository (deletionPolicy %s)", vs.Spec.Repository, vs.Status.SnapshotName, effectiveDeletionPolicy(vs.Spec.DeletionPolicy, vs.Annotations))
@@ -321,7 +312,7 @@ func (r *VectorSnapshotReconciler) finalize(ctx context.Context, vs *v1alpha1.Ve
 			return err
 		}
 	}
-	return setFinalizer(ctx, r.Client, vs, SnapshotFinalizer, false)
+	return nil
 }
 
 // deleteFromRepository deletes vs's snapshot once its state is read; a Failed object's only

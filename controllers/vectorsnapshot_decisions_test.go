@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,30 +11,46 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/steps"
 )
 
-// fakeSnapshots answers snapshotAPI with one snapshot's state, recording aborts.
+// fakeSnapshots answers snapshotAPI with one snapshot's state, recording creations and
+// aborts; CreateSnapshot is refused unless creatable.
 type fakeSnapshots struct {
-	info    opensearch.SnapshotInfo
-	getErr  error
-	running opensearch.SnapshotInfo
-	deletes int
+	info      opensearch.SnapshotInfo
+	getErr    error
+	running   opensearch.SnapshotInfo
+	deletes   int
+	creatable bool
+	created   []string // the indices of each snapshot created
+	calls     int      // every call
 }
 
-func (f *fakeSnapshots) CreateSnapshot(context.Context, string, string, []string, map[string]any) error {
-	return errNotFaked
+func (f *fakeSnapshots) CreateSnapshot(_ context.Context, _, _ string, indices []string, _ map[string]any) error {
+	f.calls++
+	if !f.creatable {
+		return errNotFaked
+	}
+	f.created = append(f.created, strings.Join(indices, ","))
+	return nil
 }
 func (f *fakeSnapshots) GetSnapshot(context.Context, string, string) (opensearch.SnapshotInfo, error) {
+	f.calls++
 	return f.info, f.getErr
 }
 func (f *fakeSnapshots) RunningSnapshot(context.Context, string, string) (opensearch.SnapshotInfo, bool, error) {
+	f.calls++
 	return f.running, f.running.State != "", nil
 }
 func (f *fakeSnapshots) DeleteSnapshot(context.Context, string, string) error {
+	f.calls++
 	f.deletes++
 	return nil
 }
@@ -103,5 +120,78 @@ func TestFollowProgress(t *testing.T) {
 		if tc.reason == v1alpha1.ReasonSnapshotStalled && !strings.Contains(strings.Join(vs.Status.Failures, " "), "no progress") {
 			t.Errorf("%s: failures %v do not say it made no progress", tc.name, vs.Status.Failures)
 		}
+	}
+}
+
+// TestVectorSnapshotReconcile drives whole reconciles of a VectorSnapshot, as the manager
+// would, against controller-runtime's fake client and a fake OpenSearch: started (its
+// finalizer first), followed to Succeeded, left alone once finished or paused, and
+// deleted from the repository with it under deletionPolicy Delete.
+func TestVectorSnapshotReconcile(t *testing.T) {
+	vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "docs"}}
+	vs := &v1alpha1.VectorSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nightly", Generation: 2, UID: "u-1"},
+		Spec: v1alpha1.VectorSnapshotSpec{ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, Repository: "s3",
+			Indices: []string{"docs"}, DeletionPolicy: v1alpha1.SnapshotDeletionDelete}}
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(vi, vs).WithStatusSubresource(vs).Build()
+	f := &fakeSnapshots{creatable: true}
+	r := &VectorSnapshotReconciler{Client: c, Recorder: events.NewFakeRecorder(20),
+		openSearch: func(context.Context, string, string) (snapshotAPI, error) { return f, nil }}
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(vs)}
+	reconcile := func(step string) (*v1alpha1.VectorSnapshot, ctrl.Result) {
+		t.Helper()
+		answer, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var got v1alpha1.VectorSnapshot
+		if err := c.Get(ctx, req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		} else if err != nil {
+			return nil, answer
+		}
+		return &got, answer
+	}
+	summary := func(got *v1alpha1.VectorSnapshot) string {
+		for _, typ := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionProgressing, v1alpha1.ConditionDegraded} {
+			if c := meta.FindStatusCondition(got.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+				return typ + "/" + c.Reason
+			}
+		}
+		return "none"
+	}
+
+	got, answer := reconcile("start")
+	if !controllerutil.ContainsFinalizer(got, SnapshotFinalizer) || got.Status.Phase != v1alpha1.SnapshotInProgress ||
+		got.Status.ObservedGeneration != 2 || !slices.Equal(f.created, []string{"docs"}) || answer.RequeueAfter != snapshotPollInterval ||
+		summary(got) != v1alpha1.ConditionProgressing+"/"+v1alpha1.ReasonSnapshotStarted {
+		t.Fatalf("started: finalizer %v, phase %q, observed %d, created %v, answer %+v, %s",
+			got.Finalizers, got.Status.Phase, got.Status.ObservedGeneration, f.created, answer, summary(got))
+	}
+	f.info = opensearch.SnapshotInfo{State: "SUCCESS", SizeBytes: 1000}
+	if got, _ = reconcile("follow"); got.Status.Phase != v1alpha1.SnapshotSucceeded || summary(got) != v1alpha1.ConditionReady+"/"+v1alpha1.ReasonSnapshotSucceeded {
+		t.Fatalf("followed: phase %q, %s", got.Status.Phase, summary(got))
+	}
+	calls := f.calls
+	if got, answer = reconcile("finished"); f.calls != calls || !answer.IsZero() || got.Status.Phase != v1alpha1.SnapshotSucceeded {
+		t.Errorf("finished: %d calls to OpenSearch, answer %+v; want none and no requeue", f.calls-calls, answer)
+	}
+
+	got.Annotations = map[string]string{v1alpha1.PausedAnnotation: "true"}
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = reconcile("paused"); f.calls != calls || !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionPaused) {
+		t.Errorf("paused: %d calls to OpenSearch, Paused %v", f.calls-calls, got.Status.Conditions)
+	}
+	delete(got.Annotations, v1alpha1.PausedAnnotation)
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = reconcile("deleted"); got != nil || f.deletes != 1 {
+		t.Errorf("deleted: object %v, %d deletions from the repository; want it gone after one", got != nil, f.deletes)
 	}
 }

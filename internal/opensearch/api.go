@@ -457,11 +457,6 @@ func (c *Client) ClearVotingExclusions(ctx context.Context) error {
 	return c.do(ctx, http.MethodDelete, "/_cluster/voting_config_exclusions?wait_for_removal=false", nil, nil)
 }
 
-// PutPersistentClusterSettings sets persistent cluster settings; a nil value resets one.
-func (c *Client) PutPersistentClusterSettings(ctx context.Context, settings map[string]any) error {
-	return c.do(ctx, http.MethodPut, "/_cluster/settings", map[string]any{"persistent": settings}, nil)
-}
-
 // PersistentClusterSettings reads the persistent cluster settings, flat (a missing key is
 // an unset setting); a list setting is its values joined by commas, the form a PUT takes
 // back.

@@ -11,7 +11,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
 // Owner says who writes one setting.
@@ -51,10 +50,10 @@ var Table = []Owner{
 	{indexspec.SettingMaxSliceCount, opensearch.ScopeIndex, "BenchmarkRun · run (each cell of the sweep)", sweepWhen},
 	{opensearch.WriteBlockSetting, opensearch.ScopeIndex, "VectorIndex · rebuild (blue/green, SetWriteBlock)", "true on the serving index from the final copy pass through the alias swap (`status.rebuild.blockedAt`), removed from it if the rebuild fails or is abandoned there; true on the clone kept for a rollback, and on a reused previous index again when its rebuild is abandoned or fails its gate; removed when a rebuild reuses that index as its target"},
 	{indexspec.RestoreMarkerSetting, opensearch.ScopeIndex, "VectorIndex · ensure index (restore)", "set by the restore request as OpenSearch creates the index; removed once the index carries the object's `_meta`"},
-	{rollout.AllocationSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
-	{rollout.AwarenessSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "the node attribute added to the user's own before a node restarts with search weights; the value before is recorded in `status.settingsBeforeRestart` and put back once every node is back"},
-	{rollout.ForcedAwarenessSetting(managed.NodeAttribute), opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out", "every node's value, with the awareness attributes above; put back as they are"},
-	{rollout.ExcludeSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · drain nodes", "the nodes the operator drains (a shrinking or removed pool; a node holding the only copy of a shard before its restart) are added, and lifted once gone or back; names it did not add are left alone (`status.drainingNodes` records its own)"},
+	{opensearch.AllocationEnableSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out (RestrictAllocationToPrimaries; PutBackClusterSettings)", "`primaries` before a serving node restarts; reset once every node is back (`status.allocationRestricted` until then)"},
+	{opensearch.AwarenessSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out (SetAllocationAwareness; PutBackClusterSettings)", "the node attribute added to the user's own before a node restarts with search weights; the value before is recorded in `status.settingsBeforeRestart` and put back once every node is back"},
+	{opensearch.ForcedAwarenessSetting(managed.NodeAttribute), opensearch.ScopeClusterPersistent, "SearchCluster (managed) · roll out (SetAllocationAwareness; PutBackClusterSettings)", "every node's value, with the awareness attributes above; put back as they are"},
+	{opensearch.AllocationExcludeSetting, opensearch.ScopeClusterPersistent, "SearchCluster (managed) · drain nodes (ExcludeFromAllocation)", "the nodes the operator drains (a shrinking or removed pool; a node holding the only copy of a shard before its restart) are added, and lifted once gone or back; names it did not add are left alone (`status.drainingNodes` records its own)"},
 	{"every key of a pool's `opensearch.yml`", "node", "SearchCluster (managed) · apply objects (the pool's ConfigMap)", "on a spec change; static, so pods restart onto it one step at a time"},
 }
 

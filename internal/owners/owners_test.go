@@ -13,7 +13,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/rollout"
 )
 
 // written are the setting keys the code writes, from the builders themselves: what a
@@ -38,7 +37,7 @@ func written() []string {
 	out = append(out, benchrun.HeldSettings...)
 	out = append(out, indexspec.RestoreMarkerSetting) // the restore request's index_settings
 	out = append(out, opensearch.WriteBlockSetting)   // the rebuild's write block (SetWriteBlock)
-	out = append(out, rollout.AllocationSetting, rollout.ExcludeSetting, rollout.AwarenessSetting, rollout.ForcedAwarenessSetting(managed.NodeAttribute))
+	out = append(out, opensearch.AllocationEnableSetting, opensearch.AllocationExcludeSetting, opensearch.AwarenessSetting, opensearch.ForcedAwarenessSetting(managed.NodeAttribute))
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -524,21 +524,3 @@ func dataBeforeClusterManager(s State, c Pod, _ []Pod, _ *Plan) string {
 	}
 	return ""
 }
-
-// AllocationSetting is what a rolling restart sets to primaries while a node is down, as
-// the OpenSearch rolling-restart procedure says: the cluster does not start copying the
-// node's replicas elsewhere for a restart of a minute.
-const AllocationSetting = "cluster.routing.allocation.enable"
-
-// ExcludeSetting lists the nodes shards move off: drained nodes.
-const ExcludeSetting = "cluster.routing.allocation.exclude._name"
-
-// AwarenessSetting lists the node attributes shard allocation is aware of. A restart's
-// weighted search routing needs its node attribute among them, kept with the user's own.
-const AwarenessSetting = "cluster.routing.allocation.awareness.attributes"
-
-// ForcedAwarenessSetting lists the forced values of an awareness attribute: OpenSearch
-// refuses a zero search weight for a value it does not know.
-func ForcedAwarenessSetting(attribute string) string {
-	return "cluster.routing.allocation.awareness.force." + attribute + ".values"
-}

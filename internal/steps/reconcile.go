@@ -1,16 +1,17 @@
 // Package steps is the one shape of every vectorpilot reconcile: a list of named steps
 // over a per-reconcile scope, each returning a Result; Run runs them in order and folds
-// their results into one Outcome (the first error, the lowest requeue, where it stopped);
-// Finish writes the status once and turns the Outcome into controller-runtime's answer, a
-// conflicting status write being a quiet requeue.
+// their results into one Outcome (the first error, the lowest requeue, where it stopped).
+// Kind drives a kind's reconcile around its steps: it reads the object, keeps its
+// finalizer and pause, writes the status once and turns the Outcome into
+// controller-runtime's answer, a conflicting status write being a quiet requeue.
 package steps
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -77,6 +78,10 @@ func Run[S any](ctx context.Context, scope S, steps []Step[S]) Outcome {
 	var out Outcome
 	for _, s := range steps {
 		r := s.Run(ctx, scope)
+		if errors.Is(r.Err, ErrIntentNotRecorded) {
+			logf.FromContext(ctx).V(1).Info("intent lost to a newer version of the object; looking again", "step", s.Name)
+			r = StopFor(conflictRequeue)
+		}
 		out.RequeueAfter = lowest(out.RequeueAfter, r.RequeueAfter)
 		if r.Err != nil || r.Stop {
 			out.Err, out.Stop, out.StoppedAt = r.Err, r.Stop, s.Name
@@ -88,6 +93,9 @@ func Run[S any](ctx context.Context, scope S, steps []Step[S]) Outcome {
 	}
 	return out
 }
+
+// Within asks to look again after d at the latest.
+func (o *Outcome) Within(d time.Duration) { o.RequeueAfter = lowest(o.RequeueAfter, soon(d)) }
 
 // lowest is the smaller of two requeue delays, zero meaning none.
 func lowest(a, b time.Duration) time.Duration {
@@ -104,18 +112,9 @@ func lowest(a, b time.Duration) time.Duration {
 // again (the newer object's own event usually comes first).
 const conflictRequeue = time.Second
 
-// Finish writes obj's status when statusChanged and returns the outcome as the answer to
-// controller-runtime (see WriteStatus and Answer).
-func Finish(ctx context.Context, c client.Client, obj client.Object, statusChanged bool, out Outcome, otherwise time.Duration) (ctrl.Result, error) {
-	if requeue, err := WriteStatus(ctx, c, obj, statusChanged); requeue != nil || err != nil {
-		return ptr.Deref(requeue, ctrl.Result{}), err
-	}
-	return out.Answer(otherwise)
-}
-
-// WriteStatus writes obj's status when changed. A write that loses to a newer version of
+// writeStatus writes obj's status when changed. A write that loses to a newer version of
 // the object is not an error: requeue says when to look again, from the newer one.
-func WriteStatus(ctx context.Context, c client.Client, obj client.Object, changed bool) (requeue *ctrl.Result, err error) {
+func writeStatus(ctx context.Context, c client.Client, obj client.Object, changed bool) (requeue *ctrl.Result, err error) {
 	if !changed {
 		return nil, nil
 	}

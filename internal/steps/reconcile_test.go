@@ -5,16 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestRunFoldsTheSteps(t *testing.T) {
@@ -59,40 +49,5 @@ func TestAPassedDeadlineIsLookedAtAgain(t *testing.T) {
 		if err != nil || answer.RequeueAfter <= 0 || answer.RequeueAfter > time.Second {
 			t.Errorf("%s: answer %+v, %v; want a requeue within a second", name, answer, err)
 		}
-	}
-}
-
-func TestFinish(t *testing.T) {
-	boom := errors.New("boom")
-	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("changed"))
-	for _, tc := range []struct {
-		name      string
-		changed   bool
-		updateErr error
-		out       Outcome
-		want      ctrl.Result
-		wantErr   error
-		writes    int
-	}{
-		{"unchanged status is not written", false, nil, Outcome{}, ctrl.Result{RequeueAfter: time.Minute}, nil, 0},
-		{"changed status is written once", true, nil, Outcome{Result: After(time.Second)}, ctrl.Result{RequeueAfter: time.Second}, nil, 1},
-		{"a step error is retried on the backoff", true, nil, Outcome{Result: Done(boom)}, ctrl.Result{}, boom, 1},
-		{"a conflict is a quiet requeue", true, conflict, Outcome{Result: Done(boom)}, ctrl.Result{RequeueAfter: conflictRequeue}, nil, 1},
-		{"another write error is returned", true, boom, Outcome{}, ctrl.Result{}, boom, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"}}
-			writes := 0
-			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithInterceptorFuncs(interceptor.Funcs{
-				SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
-					writes++
-					return tc.updateErr
-				},
-			}).Build()
-			got, err := Finish(context.Background(), c, obj, tc.changed, tc.out, time.Minute)
-			if got != tc.want || !errors.Is(err, tc.wantErr) || writes != tc.writes {
-				t.Errorf("Finish = %+v, %v after %d writes; want %+v, %v after %d", got, err, writes, tc.want, tc.wantErr, tc.writes)
-			}
-		})
 	}
 }

@@ -29,7 +29,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
-	"github.com/vectorpilot/vectorpilot/internal/rollout"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
@@ -219,7 +219,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 		t.Fatal(err)
 	}
 	for k, v := range settings.Persistent {
-		if (strings.Contains(k, "awareness") && k != awareness) || k == rollout.AllocationSetting {
+		if (strings.Contains(k, "awareness") && k != awareness) || k == opensearch.AllocationEnableSetting {
 			t.Errorf("after the restart the cluster still has %s=%v", k, v)
 		}
 	}
@@ -426,7 +426,7 @@ func TestScaleDownKeepsEveryDocument(t *testing.T) {
 			t.Errorf("→ %d nodes: the cluster UUID is %s, was %s: the nodes formed a new cluster", replicas, nowUUID, uuid)
 		}
 		if ex := excluded(t, base); ex != "" {
-			t.Errorf("→ %d nodes: %s is still %q", replicas, rollout.ExcludeSetting, ex)
+			t.Errorf("→ %d nodes: %s is still %q", replicas, opensearch.AllocationExcludeSetting, ex)
 		}
 	}
 	colours, unanswered, red := health.stop()
@@ -538,7 +538,7 @@ func excluded(t *testing.T, base string) string {
 		Persistent map[string]string `json:"persistent"`
 	}
 	getJSON(t, base+"/_cluster/settings?flat_settings=true", &s)
-	return s.Persistent[rollout.ExcludeSetting]
+	return s.Persistent[opensearch.AllocationExcludeSetting]
 }
 
 // fixedQueries are n query vectors of the sandbox index's dimension, the same every run.
