@@ -121,7 +121,7 @@ clean:
 ## bench: fleet scale (N VectorIndexes to Ready, idle cost), ground-truth throughput and the
 ## peak memory of the largest dataset a Local BenchmarkRun accepts
 bench: tools real-parts
-	go test ./internal/dataset -run '^$$' -bench . -benchtime 3x
+	go test ./internal/benchmark/dataset -run '^$$' -bench . -benchtime 3x
 	go test ./internal/benchrun -run '^$$' -bench LargestAcceptedLocalDataset -benchtime 1x
 	hack/test.sh -run '^$$' -bench . -benchtime 1x ./test/bench
 

@@ -22,13 +22,13 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // startS3Node starts a real S3 server with a bucket and a node whose default S3 client

@@ -18,12 +18,12 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/pki"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
 	"github.com/vectorpilot/vectorpilot/internal/security"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestSecuredManagedCluster: a managed cluster is secured by default. The operator writes

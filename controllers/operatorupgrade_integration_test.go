@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/rollout"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestAnUpgradedOperatorKeepsWhatAClusterMeant: a managed cluster an older operator ran

@@ -18,10 +18,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/operatortest"
 )
 
 // liveLoad is a client of the index while it is rebuilt: a query loop and a writer, both
@@ -244,7 +245,7 @@ func TestBlueGreenRebuildUnderLoad(t *testing.T) {
 	var e *env
 	var vi *v1alpha1.VectorIndex
 	t.Run("first operator", func(t *testing.T) {
-		e = &env{t: t, ctx: t.Context(), k8s: testsupport.RunOperator(t, ns, "0", fastOptions), ns: ns}
+		e = &env{t: t, ctx: t.Context(), k8s: operatortest.Run(t, ns, "0", fastOptions), ns: ns}
 		e.cluster("vectors", url)
 		vi = indexOf(e, "bg", v1alpha1.VectorField{Name: "embedding", Dimension: dim, Engine: "lucene",
 			Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](16), EfConstruction: ptr.To[int32](64)}}})
@@ -269,13 +270,13 @@ func TestBlueGreenRebuildUnderLoad(t *testing.T) {
 	// (a) m 16 → 32, the operator killed while it copies.
 	t.Run("operator killed mid-copy", func(t *testing.T) {
 		e.t, e.ctx = t, t.Context()
-		e.k8s = testsupport.RunOperator(t, ns, "0", fastOptions)
+		e.k8s = operatortest.Run(t, ns, "0", fastOptions)
 		e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](32) })
 		e.waitRebuild(vi, 2*time.Minute, copying)
 		t.Logf("stopping the operator at %d of %d documents copied (tasks %v)", vi.Status.Rebuild.DocumentsCopied, vi.Status.Rebuild.DocumentsTotal, vi.Status.Rebuild.Tasks)
 	})
 	e.t, e.ctx = t, t.Context()
-	e.k8s = testsupport.RunOperator(t, ns, "0", fastOptions)
+	e.k8s = operatortest.Run(t, ns, "0", fastOptions)
 	waitRebuild := func(phase string) *v1alpha1.RebuildStatus {
 		t.Helper()
 		return e.waitRebuild(vi, 4*time.Minute, ended(vi, phase))

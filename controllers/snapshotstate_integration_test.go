@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // faultyLine is an HTTP proxy to OpenSearch that answers 503 to the requests refuse picks,

@@ -28,13 +28,14 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/owners"
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/operatortest"
 )
 
 func TestMain(m *testing.M) {
@@ -165,7 +166,7 @@ func startOperatorOver(t *testing.T, opts controllers.Options, before func(*env)
 		e.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 		before(e)
 	}
-	k8s := testsupport.RunOperator(t, ns, "0", opts)
+	k8s := operatortest.Run(t, ns, "0", opts)
 	return &env{t: t, ctx: t.Context(), k8s: k8s, ns: ns}
 }
 

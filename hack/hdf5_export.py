@@ -1,5 +1,5 @@
 """Exports the train, test and neighbors datasets of an ann-benchmarks / OpenSearch
-Benchmark HDF5 file as raw little-endian arrays that internal/dataset reads: for each
+Benchmark HDF5 file as raw little-endian arrays that internal/benchmark/dataset reads: for each
 dataset a file NAME.bin holding int32 rows, int32 cols, then rows*cols values (float32 for
 train and test, int32 for neighbors)."""
 import sys

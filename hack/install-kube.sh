@@ -7,7 +7,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-# The default matches the Makefile and internal/devenv.DefaultKubeVersion.
+# The default matches the Makefile and internal/harness/devenv.DefaultKubeVersion.
 STAGING_VERSION="v0${KUBE_VERSION#v1}"
 out="$BIN_DIR/k8s/$KUBE_VERSION"
 mkdir -p "$out"

@@ -23,7 +23,7 @@ stop_orphaned_control_planes() {
   kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 # The run's processes share one CPU cgroup of weight 1024, as a host's processes share
-# systemd's slices, beside the e2e sandbox node's (internal/kubenode weighs it as kubelet
+# systemd's slices, beside the e2e sandbox node's (internal/harness/kubenode weighs it as kubelet
 # weighs kubepods): at the root of cgroup v1 every busy thread of a test weighs 1024 on
 # its own, and the tests running beside the e2e package starved its pods. Without a
 # writable cgroup v1 cpu hierarchy the run stays where it is. Slices left by a run that
@@ -62,7 +62,7 @@ printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
 export VECTORPILOT_OPENSEARCH_URL
 # Integration and e2e tests run here; plain `go test ./...` runs the unit tests only
-# (internal/testgate).
+# (internal/harness/testgate).
 export VECTORPILOT_INTEGRATION=1
 
 # Arguments go to go test as they are. With none: every package, the e2e package after

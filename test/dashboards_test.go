@@ -11,7 +11,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 	"github.com/vectorpilot/vectorpilot/internal/dashboards"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // TestDashboardsAreCurrentAndParseStrictly: the committed JSON is what internal/dashboards

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // TestGeneratedFilesAreCurrent regenerates CRDs, RBAC, deepcopy code and the API reference into a temporary

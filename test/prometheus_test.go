@@ -9,8 +9,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 func TestServiceMonitorDecodesStrictly(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // TestReadmeIsAnIntroduction: the README says what vectorpilot is, the two commands and a

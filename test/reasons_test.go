@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // TestReasonsComeFromTheRegistry: every condition and event reason the operator writes is a

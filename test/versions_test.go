@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/test/conform"
 	"github.com/vectorpilot/vectorpilot/test/helmchart"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestAdmissionAgreesWithThePlugin walks the whole space a vector field is made of — every

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube|testsupport.OpenSearch)) }

@@ -19,8 +19,8 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/operator"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // freePort is a loopback address nothing listens on yet.

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/operator"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.Kube)) }

@@ -1,6 +1,6 @@
 // Command image is `make image`: the operator's image as a docker-archive tarball, built as
 // the Dockerfile says (its go build line and final stage) without a Docker engine, by the
-// same builder the end-to-end tests run the chart with (internal/images). `docker load -i`,
+// same builder the end-to-end tests run the chart with (internal/harness/images). `docker load -i`,
 // `podman load -i`, `kind load image-archive` and `crane push FILE REF` take it.
 package main
 
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/vectorpilot/vectorpilot/internal/images"
+	"github.com/vectorpilot/vectorpilot/internal/harness/images"
 )
 
 func main() {

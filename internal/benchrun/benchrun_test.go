@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 )
 
 func TestLocalBytesCountsEveryCopy(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
 )
 
 func TestProgress(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"

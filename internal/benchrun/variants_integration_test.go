@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch)) }

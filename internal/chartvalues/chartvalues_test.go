@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 func shippedSample(t *testing.T) *v1alpha1.SearchCluster {

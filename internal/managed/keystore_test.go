@@ -10,7 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 )
 
 // TestKeystorePod: an init container builds the keystore from every Secret into an

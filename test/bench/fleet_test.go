@@ -22,7 +22,8 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/operatortest"
 )
 
 func TestMain(m *testing.M) {
@@ -48,7 +49,7 @@ func fleet(b *testing.B, n int) {
 	url := testsupport.OpenSearchURL(b)
 	ctx := context.Background()
 	ns := fmt.Sprintf("fleet-%d-%d", n, time.Now().UnixNano()%100000)
-	k8s := testsupport.RunOperator(b, ns, "0", controllers.Options{})
+	k8s := operatortest.Run(b, ns, "0", controllers.Options{})
 
 	must(b, k8s.Create(ctx, &v1alpha1.SearchCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns},

@@ -14,8 +14,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/observe"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // BenchmarkMetricsCollectionCost measures the requests the metrics collector sends one

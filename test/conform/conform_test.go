@@ -12,8 +12,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // documents splits a multi-document YAML file.

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
 )
 
 // localBudget is the operator's --local-benchmark-max-bytes as the chart installs it (the

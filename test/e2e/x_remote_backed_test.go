@@ -16,13 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestRemoteBackedManagedCluster runs after teardown_test.go (go test runs a package's

@@ -33,7 +33,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/config/crd"
 	"github.com/vectorpilot/vectorpilot/controllers"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	vptest "github.com/vectorpilot/vectorpilot/test"
 	"github.com/vectorpilot/vectorpilot/test/conform"
 	"github.com/vectorpilot/vectorpilot/test/helmchart"

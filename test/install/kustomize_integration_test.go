@@ -18,7 +18,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // splitYAML reads a multi-document YAML stream into objects.

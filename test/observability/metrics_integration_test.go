@@ -30,12 +30,13 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
-	"github.com/vectorpilot/vectorpilot/internal/bench"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 	vptest "github.com/vectorpilot/vectorpilot/test"
+	"github.com/vectorpilot/vectorpilot/test/operatortest"
 )
 
 func TestMain(m *testing.M) {
@@ -205,7 +206,7 @@ func runObservedOperator(t *testing.T, prefix string) (string, string, client.Cl
 	port, err := devenv.FreePort("127.0.0.1")
 	must(t, err)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	k8s := testsupport.RunOperator(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second,
+	k8s := operatortest.Run(t, ns, addr, controllers.Options{ClusterPollInterval: time.Second, IndexResyncInterval: time.Second, MetricsInterval: time.Second,
 		MaxRetryDelay: time.Second, IndexRedGrace: time.Second})
 	return ns, addr, k8s
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 

@@ -36,8 +36,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/images"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/images"
 	"github.com/vectorpilot/vectorpilot/internal/pki"
 )
 

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // TestReadHDF5 writes a file in the ann-benchmarks layout with h5py itself (vectors from our

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
 // TestS3ServerOnLoopback starts the real S3-compatible server, creates a bucket, stores an

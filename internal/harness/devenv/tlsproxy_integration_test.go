@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 )
 
 // TestTLSProxyTerminatesTLSAndChecksPasswords: the harness's nginx trusts only its CA's

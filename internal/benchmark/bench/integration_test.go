@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vectorpilot/vectorpilot/internal/bench"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch)) }

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
-	"github.com/vectorpilot/vectorpilot/internal/testsupport"
 )
 
 // TestAssembledOpenSearchCarriesEveryFaissLevelTheCPURuns: the OpenSearch home the project

@@ -14,7 +14,7 @@ import (
 // TestOperatorImageIsWhatTheDockerfileSays reads the repository's Dockerfile, the one
 // definition of the operator image.
 func TestOperatorImageIsWhatTheDockerfileSays(t *testing.T) {
-	df, err := ParseDockerfile(filepath.Join("..", "..", "Dockerfile"))
+	df, err := ParseDockerfile(filepath.Join("..", "..", "..", "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 )
 
 // Parts says which real parts a test package needs.

@@ -1,4 +1,7 @@
-package testsupport
+// Package operatortest runs the operator — a manager with every controller — inside a
+// test process. It lives outside internal/ because it imports controllers: the harness
+// under internal/harness stays below the product it tests.
+package operatortest
 
 import (
 	"context"
@@ -13,15 +16,16 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
-// RunOperator creates namespace (unless it exists) and runs the operator — a manager with every controller —
+// Run creates namespace (unless it exists) and runs the operator — a manager with every controller —
 // in the test process against the package's control plane, watching only that namespace,
 // until the test or benchmark ends. metricsAddr "0" turns the metrics endpoint off. It
 // returns an uncached client for the test's own reads and writes.
-func RunOperator(t testing.TB, namespace, metricsAddr string, opts controllers.Options) client.Client {
+func Run(t testing.TB, namespace, metricsAddr string, opts controllers.Options) client.Client {
 	t.Helper()
-	cp := ControlPlane(t)
+	cp := testsupport.ControlPlane(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	k8s, err := client.New(cp.Config, client.Options{Scheme: controllers.Scheme()})
 	if err != nil {

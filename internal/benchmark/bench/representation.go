@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 )
 
 // Representation is how an index stores its vectors: the engine, the knn_vector data type

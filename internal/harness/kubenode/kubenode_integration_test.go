@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/vectorpilot/vectorpilot/internal/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/images"
-	"github.com/vectorpilot/vectorpilot/internal/kubenode"
-	"github.com/vectorpilot/vectorpilot/internal/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/internal/harness/images"
+	"github.com/vectorpilot/vectorpilot/internal/harness/kubenode"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 )
 
 // TestAPodRunsOnTheRealNode starts the node, imports the pause image and runs a pod of it

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
-	"github.com/vectorpilot/vectorpilot/internal/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 )
 
 // Task is the vector-search task of the shipped workload (hack/osb/workload).
