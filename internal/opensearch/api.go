@@ -254,7 +254,13 @@ func (c *Client) ForceMerge(ctx context.Context, name string, maxSegments int) e
 type BulkError struct {
 	Failed int
 	First  string
+	// Rejected are the failed items OpenSearch refused for now (429: a full write queue,
+	// or the indexing-pressure limit): the same items may go through later.
+	Rejected int
 }
+
+// Retryable says every failed item was only rejected for now.
+func (e *BulkError) Retryable() bool { return e.Failed > 0 && e.Rejected == e.Failed }
 
 func (e *BulkError) Error() string {
 	return fmt.Sprintf("bulk: %d items failed, first: %s", e.Failed, e.First)
@@ -287,6 +293,9 @@ func (c *Client) Bulk(ctx context.Context, ndjson []byte) error {
 					be.First = r.Error.Type + ": " + r.Error.Reason
 				}
 				be.Failed++
+				if r.Status == http.StatusTooManyRequests {
+					be.Rejected++
+				}
 			}
 		}
 	}

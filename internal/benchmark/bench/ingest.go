@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -55,7 +57,7 @@ func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, 
 		if i+1 < v.Len() && i+1-first < batchSize && buf.Len() < BulkBodyBytes {
 			continue
 		}
-		if err := c.Bulk(ctx, buf.Bytes()); err != nil {
+		if err := bulkRetrying(ctx, c, buf.Bytes()); err != nil {
 			return fmt.Errorf("bulk of vectors %d-%d: %w", firstID+first, firstID+i, err)
 		}
 		buf.Reset()
@@ -65,6 +67,40 @@ func ingestFrom(ctx context.Context, c *opensearch.Client, index, field string, 
 		}
 	}
 	return nil
+}
+
+// bulkRejectionBackoff is the first wait before a rejected bulk is sent again; it doubles
+// up to bulkRejectionBackoffMax, for at most bulkAttempts sends in all.
+var (
+	bulkRejectionBackoff    = 250 * time.Millisecond
+	bulkRejectionBackoffMax = 8 * time.Second
+)
+
+const bulkAttempts = 8
+
+// bulkRetrying sends one bulk body, and again after a growing wait while OpenSearch
+// refuses it only for now: the request answered 429 or 5xx, or every failed item 429 (a
+// loaded node's full write queue or indexing-pressure limit). Sending the whole body again
+// is safe: ids are fixed, an index op overwrites the same document and a create op's
+// existing id is not a failure. opensearchutil.BulkIndexer is not used: it retries no
+// rejected item either, and copies each document into buffers of its own, where this
+// loader's one buffer is what the Local runner's memory budget counts.
+func bulkRetrying(ctx context.Context, c *opensearch.Client, body []byte) error {
+	wait := bulkRejectionBackoff
+	for attempt := 1; ; attempt++ {
+		err := c.Bulk(ctx, body)
+		var be *opensearch.BulkError
+		refusedForNow := opensearch.IsRetryable(err) || errors.As(err, &be) && be.Retryable()
+		if err == nil || attempt == bulkAttempts || !refusedForNow {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, bulkRejectionBackoffMax)
+	}
 }
 
 // Differing counts the queries whose ids (SearchIDs' answers) differ between got and want,

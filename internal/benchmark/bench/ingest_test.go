@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -86,6 +87,66 @@ func TestIngestBoundsEachBulkBody(t *testing.T) {
 				}
 			}
 			t.Logf("%d × %d-d in %d bulk requests, largest %.1f MiB", tc.count, tc.dim, bodies, float64(largest)/(1<<20))
+		})
+	}
+}
+
+// TestIngestSendsRejectedBulksAgain: a bulk OpenSearch refuses only for now — the request
+// answered 429 or 503, or items rejected with 429 — is sent again after a wait, and the
+// load completes; an item refused for good (a mapping error) fails the load at once, as
+// does a rejection that outlasts the attempts.
+func TestIngestSendsRejectedBulksAgain(t *testing.T) {
+	defer func(first, most time.Duration) { bulkRejectionBackoff, bulkRejectionBackoffMax = first, most }(bulkRejectionBackoff, bulkRejectionBackoffMax)
+	bulkRejectionBackoff, bulkRejectionBackoffMax = time.Millisecond, 2*time.Millisecond
+	item := func(status int, typ string) string {
+		if typ == "" {
+			return `{"index":{"status":` + strconv.Itoa(status) + `}}`
+		}
+		return `{"index":{"status":` + strconv.Itoa(status) + `,"error":{"type":"` + typ + `","reason":"r"}}}`
+	}
+	accepted := `{"errors":false,"items":[` + item(201, "") + `,` + item(201, "") + `]}`
+	itemRejected := `{"errors":true,"items":[` + item(201, "") + `,` + item(429, "es_rejected_execution_exception") + `]}`
+	mappingError := `{"errors":true,"items":[` + item(429, "es_rejected_execution_exception") + `,` + item(400, "mapper_parsing_exception") + `]}`
+	type answer struct {
+		status int
+		body   string
+	}
+	for _, tc := range []struct {
+		name    string
+		answers []answer // in order; the last repeats
+		sends   int
+		failed  bool
+	}{
+		{"request refused with 429, then taken", []answer{{429, `{"error":"too many"}`}, {200, accepted}}, 2, false},
+		{"node unavailable, then taken", []answer{{503, `{"error":"unavailable"}`}, {503, `{"error":"unavailable"}`}, {200, accepted}}, 3, false},
+		{"an item rejected, then taken", []answer{{200, itemRejected}, {200, accepted}}, 2, false},
+		{"a mapping error beside a rejection: refused for good", []answer{{200, mappingError}}, 1, true},
+		{"rejected for longer than the attempts", []answer{{429, `{"error":"too many"}`}}, bulkAttempts, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			sends := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				mu.Lock()
+				a := tc.answers[min(sends, len(tc.answers)-1)]
+				sends++
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(a.status)
+				_, _ = w.Write([]byte(a.body))
+			}))
+			defer srv.Close()
+			c, err := opensearch.New(opensearch.Config{Endpoint: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			v := dataset.Vectors{Dim: 2, Data: []float32{1, 2, 3, 4}}
+			err = Ingest(context.Background(), c, "docs", "embedding", v, 10, nil)
+			if sends != tc.sends || (err != nil) != tc.failed {
+				t.Errorf("%d sends, error %v; want %d sends, failed %v", sends, err, tc.sends, tc.failed)
+			}
 		})
 	}
 }
