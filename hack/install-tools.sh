@@ -3,17 +3,10 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-install_go_tool() {
-  local name=$1 pkg=$2 version=$3 stamp="$BIN_DIR/.$1.version"
-  if [ -x "$BIN_DIR/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then return 0; fi
-  log "installing $name $version"
-  GOBIN="$BIN_DIR" GOFLAGS='' go install "$pkg@$version"
-  echo "$version" >"$stamp"
-}
-
 install_go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION"
 install_go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
 install_go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION"
 install_go_tool crd-ref-docs github.com/elastic/crd-ref-docs "$CRD_REF_DOCS_VERSION"
+install_go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
 # The linter of hack/ (make lint), from Debian's package, unpacked without a system install.
 deb_binary shellcheck usr/bin/shellcheck "$BIN_DIR/shellcheck"

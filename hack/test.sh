@@ -73,12 +73,30 @@ export VECTORPILOT_INTEGRATION=1
 # its copies was down (docs/managed-clusters.md, rolling restarts). The finding stays reproducible:
 # VECTORPILOT_E2E_CPU_HOG=1, or hack/test.sh ./controllers beside hack/test.sh ./test/e2e.
 # Every step runs; the run fails if any did. At the end, where the time went: each step's
-# wall time and the slowest packages (go test's own lines stay as they are, above).
+# wall time and the slowest packages (go test's own closing lines stay, above).
 rc=0
 steps=()
 output=$(mktemp)
 packages=$(mktemp)
-scratch+=("$output" "$packages")
+events=$(mktemp)
+scratch+=("$output" "$packages" "$events")
+
+# gotest runs go test through gotestsum, its JUnit report in bin/test-results/<report>.xml:
+# a line per test as it ends and a summary — or go test -v's own output when the
+# arguments ask for it (-v, -bench: the measurements tests log) — then go test's closing
+# line per package, read from the events gotestsum recorded.
+install_go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
+mkdir -p "$BIN_DIR/test-results"
+gotest() {
+  local report=$1 format=testname status=0 arg
+  shift
+  for arg in "$@"; do
+    case "$arg" in -v | -test.v | -bench | -bench=*) format=standard-verbose ;; esac
+  done
+  "$BIN_DIR/gotestsum" --format "$format" --jsonfile "$events" --junitfile "$BIN_DIR/test-results/$report.xml" -- "$@" || status=$?
+  [ "$format" = standard-verbose ] || sed -nE 's/.*"Output":"((ok|FAIL) *\\t[^"]*)\\n".*/\1/p' "$events" | sed 's/\\t/\t/g'
+  return "$status"
+}
 step() {
   local name=$1 start=$SECONDS status=0
   shift
@@ -89,17 +107,21 @@ step() {
   awk -F'\t' -v step="$name" '$1 ~ /^(ok|FAIL) *$/ && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); printf "%8.1fs  %-4s %s (%s)\n", t, $1, $2, step }' "$output" >>"$packages"
   return "$status"
 }
+# in_module runs a command in another module's folder (test/argocd).
+in_module() { (cd "$1" && shift && "$@"); }
+# unit_only runs a command without VECTORPILOT_INTEGRATION: the unit tests alone.
+unit_only() { (unset VECTORPILOT_INTEGRATION && "$@"); }
 if [ $# -gt 0 ]; then
-  step "go test" go test -count=1 -timeout 60m "$@" || rc=1
+  step "go test" gotest go-test -count=1 -timeout 60m "$@" || rc=1
 else
   mapfile -t others < <(go list ./... | grep -v '/test/e2e$')
-  step "packages but test/e2e" go test -count=1 -timeout 60m "${others[@]}" || rc=1
-  step "test/e2e (the real node)" go test -count=1 -timeout 60m ./test/e2e || rc=1
+  step "packages but test/e2e" gotest packages -count=1 -timeout 60m "${others[@]}" || rc=1
+  step "test/e2e (the real node)" gotest e2e -count=1 -timeout 60m ./test/e2e || rc=1
   # The Argo CD health checks, in a module of their own (test/argocd: Argo CD's Kubernetes
   # libraries are older than the operator's), and the race detector over the unit tests:
   # plain go test, without VECTORPILOT_INTEGRATION.
-  step "test/argocd" bash -c 'cd test/argocd && go test -count=1 ./...' || rc=1
-  step "race detector (unit tests)" env -u VECTORPILOT_INTEGRATION go test -race -count=1 ./... || rc=1
+  step "test/argocd" in_module test/argocd gotest argocd -count=1 ./... || rc=1
+  step "race detector (unit tests)" unit_only gotest race -race -count=1 ./... || rc=1
 fi
 echo
 echo "time by step:"
