@@ -33,10 +33,11 @@ func openSearchFor[API any](ctx context.Context, fake fakeClients[API], c client
 
 // The client answers every kind's API (openSearchFor's assertion cannot fail).
 var (
-	_ indexAPI    = (*opensearch.Client)(nil)
-	_ snapshotAPI = (*opensearch.Client)(nil)
-	_ settingsAPI = (*opensearch.Client)(nil)
-	_ clusterAPI  = (*opensearch.Client)(nil)
+	_ indexAPI      = (*opensearch.Client)(nil)
+	_ snapshotAPI   = (*opensearch.Client)(nil)
+	_ settingsAPI   = (*opensearch.Client)(nil)
+	_ clusterAPI    = (*opensearch.Client)(nil)
+	_ repositoryAPI = (*opensearch.Client)(nil)
 )
 
 // clusterClient resolves a SearchCluster in namespace to its OpenSearch client; a missing

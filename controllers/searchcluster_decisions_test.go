@@ -12,10 +12,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -588,5 +590,57 @@ func TestStuckCopySaysWhy(t *testing.T) {
 		if got != tc.want || !slices.Equal(f.explained, tc.explained) {
 			t.Errorf("%s: %q after asking about %v; want %q after %v", tc.name, got, f.explained, tc.want, tc.explained)
 		}
+	}
+}
+
+// TestExternalSearchClusterReconcile drives whole reconciles of an external SearchCluster
+// against controller-runtime's fake client and a fake OpenSearch: unreachable (Degraded,
+// retried on the backoff), then reachable (Ready, one Normal Event and the Warning of an
+// unverified certificate, looked at again at the poll interval), then quiet: no status
+// write and no Event while nothing changes.
+func TestExternalSearchClusterReconcile(t *testing.T) {
+	sc := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns", Generation: 4},
+		Spec: v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "https://search:9200", InsecureSkipVerify: true}}}
+	refused := &opensearch.TransportError{Op: "GET /", Err: errors.New("connection refused")}
+	f := &fakeCluster{infoErr: refused, knn: "3.6.0.0"}
+	writes := 0
+	r := reconcilerOn(fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			writes++
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}), f, sc)
+	r.Options.ClusterPollInterval = 30 * time.Second
+	recorder := events.NewFakeRecorder(10)
+	r.Recorder = recorder
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sc)}
+	reconcile := func() (*v1alpha1.SearchCluster, ctrl.Result, error) {
+		answer, err := r.Reconcile(context.Background(), req)
+		var got v1alpha1.SearchCluster
+		if gerr := r.Get(context.Background(), req.NamespacedName, &got); gerr != nil {
+			t.Fatal(gerr)
+		}
+		return &got, answer, err
+	}
+
+	got, _, err := reconcile()
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDegraded); err == nil || c == nil || c.Reason != v1alpha1.ReasonUnreachable ||
+		got.Status.ObservedGeneration != 4 || got.Status.Endpoint != "https://search:9200" {
+		t.Fatalf("unreachable: error %v, Degraded %+v, observed %d, endpoint %q", err, c, got.Status.ObservedGeneration, got.Status.Endpoint)
+	}
+	f.infoErr, f.info = nil, opensearch.ClusterInfo{Version: "3.6.0", Health: "green", Nodes: 3}
+	got, answer, err := reconcile()
+	if err != nil || !conditions.IsReady(got.Status.Conditions) || got.Status.Version != "3.6.0" || answer.RequeueAfter != 30*time.Second {
+		t.Fatalf("reachable: error %v, conditions %+v, version %q, answer %+v", err, got.Status.Conditions, got.Status.Version, answer)
+	}
+	var sent []string
+	for len(recorder.Events) > 0 {
+		sent = append(sent, <-recorder.Events)
+	}
+	if len(sent) != 2 || !strings.Contains(sent[0], v1alpha1.ReasonReachable) || !strings.Contains(sent[1], v1alpha1.ReasonInsecureSkipVerify) {
+		t.Errorf("events %q, want Reachable then InsecureSkipVerify", sent)
+	}
+	before := writes
+	if _, _, err := reconcile(); err != nil || writes != before || len(recorder.Events) != 0 {
+		t.Errorf("unchanged: error %v, %d status writes, %d events; want none", err, writes-before, len(recorder.Events))
 	}
 }

@@ -45,6 +45,9 @@ type SnapshotPolicyReconciler struct {
 	Options  Options
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+
+	// openSearch, when set, replaces the Resolver (decision tests give a fake).
+	openSearch fakeClients[repositoryAPI]
 }
 
 // Reconcile registers the repository, takes a snapshot when one is due, applies retention
@@ -116,7 +119,7 @@ func (r *SnapshotPolicyReconciler) parseSchedule(_ context.Context, run *policyR
 }
 
 func (r *SnapshotPolicyReconciler) resolveCluster(ctx context.Context, run *policyRun) steps.Result {
-	osClient, err := clusterClient(ctx, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name)
+	osClient, err := openSearchFor(ctx, r.openSearch, r.Client, r.Resolver, run.p.Namespace, run.p.Spec.ClusterRef.Name)
 	if err != nil {
 		return r.degraded(run.p, err)
 	}
@@ -198,7 +201,7 @@ func (r *SnapshotPolicyReconciler) record(_ context.Context, run *policyRun) ste
 	}
 	conditions.Set(&p.Status.Conditions, p.Generation, conditions.Ready, v1alpha1.ReasonReconciled,
 		fmt.Sprintf("repository %s registered; next snapshot %s", p.Spec.Repository.Name, next.UTC().Format(time.RFC3339)))
-	return steps.After(min(time.Until(next)+time.Second, r.Options.IndexResyncInterval))
+	return steps.After(min(next.Sub(run.now)+time.Second, r.Options.IndexResyncInterval))
 }
 
 // latestSlot is the newest scheduled time at or before now, starting from the first due

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,9 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -160,5 +164,72 @@ func TestRepositorySettings(t *testing.T) {
 		if typ != tc.typ || !reflect.DeepEqual(settings, tc.settings) {
 			t.Errorf("%+v: %s %v, want %s %v", tc.repo, typ, settings, tc.typ, tc.settings)
 		}
+	}
+}
+
+// TestSnapshotPolicyReconcile drives whole reconciles of a SnapshotPolicy against
+// controller-runtime's fake client, a fake repository API and a fixed clock: the
+// repository registered once, Ready with the next slot and looked at again just after
+// it; at the slot, one VectorSnapshot it controls; paused, nothing registered or taken
+// though a slot is due.
+func TestSnapshotPolicyReconcile(t *testing.T) {
+	created := time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC)
+	now := created.Add(10 * time.Minute)
+	vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Name: "docs", Namespace: "ns"}}
+	vi.Spec.ClusterRef.Name = "vectors"
+	p := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: "ns", UID: "uid-policy", Generation: 1,
+		CreationTimestamp: metav1.NewTime(created)}}
+	p.Spec.ClusterRef.Name, p.Spec.Schedule = "vectors", "0 * * * *"
+	p.Spec.Repository = v1alpha1.SnapshotRepository{Name: "repo", FS: &v1alpha1.FSRepository{Location: "/snapshots"}}
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(vi, p).WithStatusSubresource(p).Build()
+	f := &fakeRepositories{}
+	r := &SnapshotPolicyReconciler{Client: c, Recorder: events.NewFakeRecorder(20),
+		Options:    Options{MaxRetryDelay: time.Minute, IndexResyncInterval: time.Hour},
+		Now:        func() time.Time { return now },
+		openSearch: func(context.Context, string, string) (repositoryAPI, error) { return f, nil }}
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}
+	reconcile := func(step string) (*v1alpha1.SnapshotPolicy, ctrl.Result, []string) {
+		t.Helper()
+		answer, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var got v1alpha1.SnapshotPolicy
+		if err := c.Get(ctx, req.NamespacedName, &got); err != nil {
+			t.Fatal(err)
+		}
+		var list v1alpha1.VectorSnapshotList
+		if err := c.List(ctx, &list); err != nil {
+			t.Fatal(err)
+		}
+		var taken []string
+		for _, s := range list.Items {
+			if metav1.IsControlledBy(&s, &got) {
+				taken = append(taken, s.Name)
+			}
+		}
+		return &got, answer, taken
+	}
+
+	slot := created.Truncate(time.Hour).Add(time.Hour)
+	got, answer, taken := reconcile("not due")
+	if f.puts != 1 || !conditions.IsReady(got.Status.Conditions) || got.Status.NextScheduleTime == nil || !got.Status.NextScheduleTime.Equal(&metav1.Time{Time: slot}) ||
+		answer.RequeueAfter != slot.Sub(now)+time.Second || len(taken) != 0 || got.Status.ObservedGeneration != 1 {
+		t.Fatalf("not due: %d registrations, conditions %+v, next %v, answer %+v, taken %v", f.puts, got.Status.Conditions, got.Status.NextScheduleTime, answer, taken)
+	}
+	now = slot.Add(time.Minute)
+	if got, _, taken = reconcile("due"); f.puts != 1 || !slices.Equal(taken, []string{slotName(slot)}) {
+		t.Fatalf("due: %d registrations, taken %v; want one registration and %s", f.puts, taken, slotName(slot))
+	}
+
+	got.Annotations = map[string]string{v1alpha1.PausedAnnotation: "true"}
+	got.Spec.Repository.FS.Location = "/elsewhere"
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	now = slot.Add(2 * time.Hour)
+	if got, _, taken = reconcile("paused"); f.puts != 1 || len(taken) != 1 || !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionPaused) {
+		t.Errorf("paused: %d registrations, taken %v, conditions %+v; want nothing new and Paused", f.puts, taken, got.Status.Conditions)
 	}
 }

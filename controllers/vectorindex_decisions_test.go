@@ -8,11 +8,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
@@ -29,6 +35,8 @@ type fakeIndexes struct {
 	metas    int
 	settings []map[string]any
 	mappings []map[string]any
+	// stats answers Stats when set.
+	stats *opensearch.IndexStats
 	// snapshotShards answers SnapshotIndexShards when set; nodes answers FileCacheNodes.
 	snapshotShards int
 	nodes          []opensearch.FileCacheNode
@@ -51,14 +59,14 @@ func (f *fakeIndexes) GetIndex(_ context.Context, name string) (*opensearch.Inde
 	}
 	return nil, &opensearch.APIError{Status: 404, Type: "index_not_found_exception"}
 }
-func (f *fakeIndexes) CreateIndex(_ context.Context, name string, settings, properties, meta map[string]any) error {
+func (f *fakeIndexes) CreateIndex(_ context.Context, name string, settings, properties, indexMeta map[string]any) error {
 	f.created = append(f.created, name)
 	flat := map[string]string{}
 	for k, v := range settings {
 		b, _ := json.Marshal(v)
 		flat[k] = strings.Trim(string(b), `"`)
 	}
-	f.indexes[name] = &opensearch.Index{Name: name, UUID: "uuid-new", Settings: flat, Properties: raw(properties), Meta: meta}
+	f.indexes[name] = &opensearch.Index{Name: name, UUID: "uuid-new", Settings: flat, Properties: raw(properties), Meta: indexMeta}
 	return nil
 }
 func (f *fakeIndexes) PutMeta(context.Context, string, map[string]any) error { f.metas++; return nil }
@@ -75,6 +83,9 @@ func (f *fakeIndexes) PutMapping(_ context.Context, _ string, p map[string]any) 
 }
 func (f *fakeIndexes) DeleteIndex(context.Context, string) error { return errNotFaked }
 func (f *fakeIndexes) Stats(context.Context, string) (opensearch.IndexStats, error) {
+	if f.stats != nil {
+		return *f.stats, nil
+	}
 	return opensearch.IndexStats{}, errNotFaked
 }
 func (f *fakeIndexes) CreateSnapshot(context.Context, string, string, []string, map[string]any) error {
@@ -169,11 +180,11 @@ func liveIndexOf(t *testing.T, vi *v1alpha1.VectorIndex, owner string) *opensear
 	}
 	settings := indexspec.DynamicSettings(&vi.Spec, nil)
 	settings["index.number_of_shards"] = "2"
-	meta := map[string]any{}
+	indexMeta := map[string]any{}
 	if owner != "" {
-		meta[indexspec.MetaUID] = owner
+		indexMeta[indexspec.MetaUID] = owner
 	}
-	return &opensearch.Index{Name: vi.OpenSearchIndexName(), UUID: "uuid-live", Settings: settings, Properties: raw(props), Meta: meta}
+	return &opensearch.Index{Name: vi.OpenSearchIndexName(), UUID: "uuid-live", Settings: settings, Properties: raw(props), Meta: indexMeta}
 }
 
 func indexRunFor(vi *v1alpha1.VectorIndex, f *fakeIndexes) *indexRun {
@@ -514,5 +525,77 @@ func TestModelsBeforeTheIndex(t *testing.T) {
 		if got := vi.Status.Models; tc.state != "" && (len(got) != 1 || got[0].State != tc.state || got[0].ModelID != "docs-ivf") {
 			t.Errorf("%s: status.models %+v, want docs-ivf %s", tc.name, got, tc.state)
 		}
+	}
+}
+
+// TestVectorIndexReconcile drives whole reconciles of a VectorIndex, as the manager
+// would, against controller-runtime's fake client and a fake OpenSearch: the index created
+// once (its finalizer first), Progressing while its primaries start and looked at again
+// soon, then Ready at the resync; nothing sent while paused; deleted under the default
+// Retain policy with its index left in place.
+func TestVectorIndexReconcile(t *testing.T) {
+	vi := testIndexSpec()
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(vi).WithStatusSubresource(vi).Build()
+	f := &fakeIndexes{indexes: map[string]*opensearch.Index{}, stats: &opensearch.IndexStats{Health: "yellow"}}
+	r := &VectorIndexReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(50),
+		Options:    Options{IndexResyncInterval: 10 * time.Minute, IndexRedGrace: time.Minute},
+		openSearch: func(context.Context, string, string) (indexAPI, error) { return f, nil }}
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(vi)}
+	reconcile := func(step string) (*v1alpha1.VectorIndex, ctrl.Result) {
+		t.Helper()
+		answer, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var got v1alpha1.VectorIndex
+		if err := c.Get(ctx, req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		} else if err != nil {
+			return nil, answer
+		}
+		return &got, answer
+	}
+	reason := func(got *v1alpha1.VectorIndex, typ string) string {
+		if c := meta.FindStatusCondition(got.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			return c.Reason
+		}
+		return ""
+	}
+
+	got, answer := reconcile("create")
+	if !controllerutil.ContainsFinalizer(got, IndexFinalizer) || !slices.Equal(f.created, []string{"docs-v1"}) || got.Status.ObservedGeneration != 1 ||
+		reason(got, v1alpha1.ConditionProgressing) != v1alpha1.ReasonReconciling || answer.RequeueAfter != progressPollInterval {
+		t.Fatalf("created: finalizer %v, created %v, observed %d, Progressing %q, answer %+v",
+			got.Finalizers, f.created, got.Status.ObservedGeneration, reason(got, v1alpha1.ConditionProgressing), answer)
+	}
+	f.stats = &opensearch.IndexStats{Health: "green", ActivePrimaries: 2, DocsCount: 7}
+	if got, answer = reconcile("started"); reason(got, v1alpha1.ConditionReady) != v1alpha1.ReasonReconciled || got.Status.DocsCount != 7 ||
+		answer.RequeueAfter != 10*time.Minute || len(f.created) != 1 {
+		t.Fatalf("started: Ready %q, docs %d, answer %+v, created %v", reason(got, v1alpha1.ConditionReady), got.Status.DocsCount, answer, f.created)
+	}
+
+	got.Annotations = map[string]string{v1alpha1.PausedAnnotation: "true"}
+	got.Spec.Replicas = 2
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	writes := len(f.settings)
+	if got, _ = reconcile("paused"); len(f.settings) != writes || !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionPaused) {
+		t.Errorf("paused: %d setting writes, Paused %v; want none and Paused", len(f.settings)-writes, got.Status.Conditions)
+	}
+	delete(got.Annotations, v1alpha1.PausedAnnotation)
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = reconcile("resumed"); len(f.settings) != writes+1 || f.settings[writes]["index.number_of_replicas"] != "2" || got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("resumed: setting writes %v, observed %d of %d; want the replicas written", f.settings[writes:], got.Status.ObservedGeneration, got.Generation)
+	}
+
+	if err := c.Delete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = reconcile("deleted"); got != nil || f.indexes["docs-v1"] == nil {
+		t.Errorf("deleted: object kept %v, index %v; want the object gone and the index retained", got != nil, f.indexes["docs-v1"] != nil)
 	}
 }
