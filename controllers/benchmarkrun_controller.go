@@ -584,7 +584,7 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	var wf wfv1.Workflow
 	err = r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &wf)
 	if apierrors.IsNotFound(err) {
-		access, err := workflowAccess(ctx, r.Client, &sc)
+		endpoint, access, err := workflowAccess(ctx, r.Resolver, &sc)
 		if err != nil {
 			return r.waitOn(run, err), nil
 		}
@@ -593,7 +593,7 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 		} else if err != nil {
 			return r.waitOn(run, err), nil
 		}
-		wf = *benchrun.Workflow(run, w, name, r.Resolver.Endpoint(&sc), access)
+		wf = *benchrun.Workflow(run, w, name, endpoint, access)
 		if err := controllerutil.SetControllerReference(run, &wf, r.Scheme()); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -638,28 +638,28 @@ func phaseOrPending(p wfv1.WorkflowPhase) string {
 	return string(p)
 }
 
-// workflowAccess is what the Workflow's steps mount to reach sc as the operator does: for
-// a secured managed cluster the operator's user and the cluster's CA bundle; for an
-// external one its credentials Secret (only with that Secret's consent, see
-// connect.ConsentAnnotation) and its CA Secret.
-func workflowAccess(ctx context.Context, reader client.Reader, sc *v1alpha1.SearchCluster) (benchrun.Access, error) {
+// workflowAccess is where the Workflow's steps reach sc and what they mount to do so as
+// the operator does: for a secured managed cluster the operator's user and the cluster's
+// CA bundle; for an external one (as written, or read from its OpenSearchCluster) its
+// credentials Secret (only with that Secret's consent, see connect.ConsentAnnotation) and
+// its CA Secret.
+func workflowAccess(ctx context.Context, resolver *connect.Resolver, sc *v1alpha1.SearchCluster) (string, benchrun.Access, error) {
 	if sc.Spec.Managed != nil {
 		if !managed.SecurityEnabled(sc) {
-			return benchrun.Access{}, nil
+			return resolver.Endpoint(sc), benchrun.Access{}, nil
 		}
-		return benchrun.Access{CredentialsSecret: managed.CredentialsSecretName(sc, managed.OperatorUser), CAConfigMap: managed.CABundleName(sc)}, nil
+		return resolver.Endpoint(sc), benchrun.Access{CredentialsSecret: managed.CredentialsSecretName(sc, managed.OperatorUser), CAConfigMap: managed.CABundleName(sc)}, nil
 	}
-	var access benchrun.Access
-	if ref := sc.Spec.External.CredentialsSecretRef; ref != nil {
-		if _, err := connect.ClusterSecret(ctx, reader, sc, ref.Name); err != nil {
-			return benchrun.Access{}, err
+	conn, err := connect.ExternalConnection(ctx, resolver.Reader, sc)
+	if err != nil {
+		return "", benchrun.Access{}, err
+	}
+	if conn.CredentialsSecret != "" {
+		if _, err := connect.ClusterSecret(ctx, resolver.Reader, sc, conn.CredentialsSecret); err != nil {
+			return "", benchrun.Access{}, err
 		}
-		access.CredentialsSecret = ref.Name
 	}
-	if ref := sc.Spec.External.CASecretRef; ref != nil {
-		access.CASecret = ref.Name
-	}
-	return access, nil
+	return conn.Endpoint, benchrun.Access{CredentialsSecret: conn.CredentialsSecret, CASecret: conn.CASecret}, nil
 }
 
 // SetupWithManager registers the reconciler; Workflows are watched only when Argo is there.

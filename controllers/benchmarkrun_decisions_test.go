@@ -127,7 +127,7 @@ func TestWorkflowAccess(t *testing.T) {
 		{"external, the Secret consents", external("consenting"), benchrun.Access{CredentialsSecret: "consenting", CASecret: "os-ca"}, ""},
 		{"external, the Secret does not consent", external("private"), benchrun.Access{}, v1alpha1.ReasonSecretNotAllowed},
 	} {
-		got, err := workflowAccess(context.Background(), reader, tc.sc)
+		_, got, err := workflowAccess(context.Background(), &connect.Resolver{Reader: reader}, tc.sc)
 		var ce *connect.Error
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && (!errors.As(err, &ce) || ce.Reason != tc.err)) {
 			t.Errorf("%s: %+v, %v; want %+v, %s", tc.name, got, err, tc.want, tc.err)

@@ -36,6 +36,7 @@ import (
 // OwnerReferencesPermissionEnforcement allows only with update on the owner's finalizers.
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=searchclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=opensearch.org;opensearch.opster.io,resources=opensearchclusters,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SearchClusterReconciler keeps a SearchCluster's status true to the cluster it names:
@@ -139,7 +140,7 @@ func (r *SearchClusterReconciler) announceReady(_ context.Context, before, sc *v
 	}
 	r.Recorder.Eventf(sc, nil, corev1.EventTypeNormal, v1alpha1.ReasonReachable, "Probe", "OpenSearch %s reachable, health %s", sc.Status.Version, sc.Status.Health)
 	if sc.Spec.External != nil && sc.Spec.External.InsecureSkipVerify {
-		r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonInsecureSkipVerify, "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Spec.External.Endpoint)
+		r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonInsecureSkipVerify, "Probe", "TLS certificate verification is off for %s: anyone on the path can read the traffic and the credentials; set caSecretRef instead", sc.Status.Endpoint)
 	}
 }
 
@@ -195,7 +196,9 @@ func (r *SearchClusterReconciler) observeRecordedDefaults(ctx context.Context, r
 // the backoff.
 func (r *SearchClusterReconciler) probeExternal(ctx context.Context, run *clusterRun) steps.Result {
 	sc := run.sc
-	sc.Status.Endpoint = sc.Spec.External.Endpoint
+	if conn, err := connect.ExternalConnection(ctx, r.APIReader, sc); err == nil {
+		sc.Status.Endpoint = conn.Endpoint
+	}
 	run.probe = r.probe(ctx, sc)
 	return steps.Done(run.probe.retry)
 }

@@ -96,8 +96,14 @@ const (
 	ReasonNoIndexes        = "NoIndexes"
 	ReasonNoResults        = "NoResults"
 	ReasonOpenSearchError  = "OpenSearchError"
-	ReasonPaused           = "PausedByAnnotation"
-	ReasonPodsStarting     = "PodsStarting"
+	// ReasonOpenSearchClusterNotFound: spec.external.openSearchClusterRef names an
+	// OpenSearchCluster that does not exist, or the OpenSearch operator's API is not served.
+	ReasonOpenSearchClusterNotFound = "OpenSearchClusterNotFound"
+	// ReasonOpenSearchClusterInvalid: the OpenSearchCluster lacks what its endpoint is read
+	// from (spec.general.serviceName).
+	ReasonOpenSearchClusterInvalid = "OpenSearchClusterInvalid"
+	ReasonPaused                   = "PausedByAnnotation"
+	ReasonPodsStarting             = "PodsStarting"
 	// ReasonPodsFailing: a pod's containers cannot run (a crash loop, an image that
 	// cannot be pulled); the message has their last words.
 	ReasonPodsFailing = "PodsFailing"

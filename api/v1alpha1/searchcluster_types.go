@@ -404,19 +404,33 @@ type UpdateStrategy struct {
 }
 
 // ExternalCluster is how the operator reaches a cluster it does not run.
+// +kubebuilder:validation:XValidation:rule="has(self.endpoint) != has(self.openSearchClusterRef)",message="exactly one of spec.external.endpoint and spec.external.openSearchClusterRef must be set"
 type ExternalCluster struct {
 	// endpoint is the cluster's HTTP(S) URL, e.g. https://opensearch.search.svc:9200.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('http://') || self.startsWith('https://'))",message="spec.external.endpoint must be an http:// or https:// URL"
-	Endpoint string `json:"endpoint"`
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// openSearchClusterRef names an OpenSearchCluster of the OpenSearch operator
+	// (opensearch-project/opensearch-k8s-operator, API group opensearch.org or
+	// opensearch.opster.io) in this namespace, instead of an endpoint: the operator reads
+	// the endpoint from its service and HTTP port, the CA from its HTTP certificate's
+	// Secret and, unless credentialsSecretRef names others, the credentials from its admin
+	// credentials Secret — which, as any credentials, it uses only with that Secret's
+	// consent (the vectorpilot.io/searchclusters annotation). A user of its own, with the
+	// actions of docs/security/operator-role.yml, is the least-privilege choice.
+	// +optional
+	OpenSearchClusterRef *LocalObjectReference `json:"openSearchClusterRef,omitempty"`
 
 	// credentialsSecretRef names a Secret with keys username and password for HTTP basic auth.
 	// +optional
 	CredentialsSecretRef *LocalObjectReference `json:"credentialsSecretRef,omitempty"`
 
 	// caSecretRef names a Secret whose key ca.crt holds the PEM CA bundle that signs the
-	// endpoint's certificate.
+	// endpoint's certificate (with openSearchClusterRef: instead of the one its HTTP
+	// certificate's Secret holds).
 	// +optional
 	CASecretRef *LocalObjectReference `json:"caSecretRef,omitempty"`
 

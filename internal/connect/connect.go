@@ -61,22 +61,22 @@ func (r *Resolver) ClientFor(ctx context.Context, sc *v1alpha1.SearchCluster) (*
 	if sc.Spec.Managed != nil {
 		return r.managedClient(ctx, sc)
 	}
-	ext := sc.Spec.External
-	if ext == nil {
-		return nil, &Error{Reason: v1alpha1.ReasonClusterNotReady, Message: "SearchCluster " + sc.Name + " has neither spec.external nor spec.managed"}
+	conn, err := ExternalConnection(ctx, r.Reader, sc)
+	if err != nil {
+		return nil, err
 	}
-	cfg := opensearch.Config{Endpoint: ext.Endpoint, InsecureSkipVerify: ext.InsecureSkipVerify}
-	if ref := ext.CredentialsSecretRef; ref != nil {
-		// The credentials go to whatever URL spec.external.endpoint names: only with the
-		// Secret's consent (the CA below is public and stays here).
-		data, err := ClusterSecret(ctx, r.Reader, sc, ref.Name, UsernameKey, PasswordKey)
+	cfg := opensearch.Config{Endpoint: conn.Endpoint, InsecureSkipVerify: conn.InsecureSkipVerify}
+	if conn.CredentialsSecret != "" {
+		// The credentials go to whatever URL the spec names (or the OpenSearchCluster it
+		// names): only with the Secret's consent (the CA below is public and stays here).
+		data, err := ClusterSecret(ctx, r.Reader, sc, conn.CredentialsSecret, UsernameKey, PasswordKey)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Username, cfg.Password = string(data[UsernameKey]), string(data[PasswordKey])
 	}
-	if ref := ext.CASecretRef; ref != nil {
-		data, err := r.secretData(ctx, sc.Namespace, ref.Name, CAKey)
+	if conn.CASecret != "" {
+		data, err := r.secretData(ctx, sc.Namespace, conn.CASecret, CAKey)
 		if err != nil {
 			return nil, err
 		}
@@ -106,16 +106,13 @@ func (r *Resolver) managedClient(ctx context.Context, sc *v1alpha1.SearchCluster
 	return r.cached(sc, cfg)
 }
 
-// Endpoint is the URL the operator reaches sc at.
+// Endpoint is the URL the operator reaches a managed cluster at (an external one's is
+// ExternalConnection's).
 func (r *Resolver) Endpoint(sc *v1alpha1.SearchCluster) string {
-	switch {
-	case sc.Spec.Managed == nil:
-		return sc.Spec.External.Endpoint
-	case r.ManagedEndpoint != nil:
+	if r.ManagedEndpoint != nil {
 		return r.ManagedEndpoint(sc)
-	default:
-		return managed.Endpoint(sc)
 	}
+	return managed.Endpoint(sc)
 }
 
 // cached returns the client of cfg for sc, building it when cfg changed.
