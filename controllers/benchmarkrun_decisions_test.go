@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
@@ -132,5 +136,71 @@ func TestWorkflowAccess(t *testing.T) {
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && (!errors.As(err, &ce) || ce.Reason != tc.err)) {
 			t.Errorf("%s: %+v, %v; want %+v, %s", tc.name, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestBenchmarkRunReconcile drives whole reconciles of a BenchmarkRun against
+// controller-runtime's fake client: Pending while its index is missing (its finalizer
+// first, looked at again at the poll interval), nothing while paused, and once finished
+// the finalizer let go with nothing to put back and no requeue; a run deleted while
+// pending goes.
+func TestBenchmarkRunReconcile(t *testing.T) {
+	run := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "sweep", Namespace: "ns", Generation: 1}}
+	run.Spec.IndexRef.Name = "docs"
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(run).WithStatusSubresource(run).Build()
+	r := &BenchmarkRunReconciler{Client: c, Recorder: events.NewFakeRecorder(10), Options: Options{ClusterPollInterval: 30 * time.Second}}
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(run)}
+	reconcile := func(step string) (*v1alpha1.BenchmarkRun, ctrl.Result) {
+		t.Helper()
+		answer, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var got v1alpha1.BenchmarkRun
+		if err := c.Get(ctx, req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		} else if err != nil {
+			return nil, answer
+		}
+		return &got, answer
+	}
+
+	got, answer := reconcile("pending")
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing); !controllerutil.ContainsFinalizer(got, BenchmarkFinalizer) ||
+		got.Status.Phase != v1alpha1.BenchmarkPending || c == nil || c.Reason != v1alpha1.ReasonIndexNotFound || answer.RequeueAfter != 30*time.Second ||
+		got.Status.ObservedGeneration != 1 {
+		t.Fatalf("pending: finalizers %v, phase %q, Progressing %+v, answer %+v, observed %d", got.Finalizers, got.Status.Phase, c, answer, got.Status.ObservedGeneration)
+	}
+	got.Annotations = map[string]string{v1alpha1.PausedAnnotation: "true"}
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, answer = reconcile("paused"); !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionPaused) || !answer.IsZero() {
+		t.Errorf("paused: conditions %+v, answer %+v; want Paused and no requeue", got.Status.Conditions, answer)
+	}
+
+	got.Status.Phase = v1alpha1.BenchmarkSucceeded
+	if err := c.Status().Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, answer = reconcile("finished"); controllerutil.ContainsFinalizer(got, BenchmarkFinalizer) || !answer.IsZero() {
+		t.Errorf("finished: finalizers %v, answer %+v; want none and no requeue", got.Finalizers, answer)
+	}
+
+	pending := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns"}}
+	pending.Spec.IndexRef.Name = "docs"
+	if err := c.Create(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	req.NamespacedName = client.ObjectKeyFromObject(pending)
+	if got, _ = reconcile("other pending"); !controllerutil.ContainsFinalizer(got, BenchmarkFinalizer) {
+		t.Fatalf("other pending: finalizers %v", got.Finalizers)
+	}
+	if err := c.Delete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = reconcile("deleted"); got != nil {
+		t.Errorf("deleted while pending: still there with finalizers %v", got.Finalizers)
 	}
 }
