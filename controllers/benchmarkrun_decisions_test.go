@@ -153,17 +153,7 @@ func TestBenchmarkRunReconcile(t *testing.T) {
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(run)}
 	reconcile := func(step string) (*v1alpha1.BenchmarkRun, ctrl.Result) {
 		t.Helper()
-		answer, err := r.Reconcile(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-		var got v1alpha1.BenchmarkRun
-		if err := c.Get(ctx, req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
-			t.Fatal(err)
-		} else if err != nil {
-			return nil, answer
-		}
-		return &got, answer
+		return reconcileOnce[v1alpha1.BenchmarkRun](t, r, c, req.NamespacedName, step)
 	}
 
 	got, answer := reconcile("pending")

@@ -14,7 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
@@ -313,4 +317,24 @@ func TestObservePools(t *testing.T) {
 	if obs.desired != 2 || obs.missing != 0 || obs.ready != 1 {
 		t.Errorf("observation while shrinking %+v: want 2 desired, 1 ready (the leaving pod is not counted), none missing", obs)
 	}
+}
+
+// reconcileOnce runs one whole Reconcile of r for key, as the manager would, failing the
+// test on an error, and reads the object back through c: nil once it is gone.
+func reconcileOnce[T any, PT interface {
+	*T
+	client.Object
+}](t *testing.T, r reconcile.Reconciler, c client.Client, key types.NamespacedName, step string) (PT, ctrl.Result) {
+	t.Helper()
+	answer, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	got := PT(new(T))
+	if err := c.Get(context.Background(), key, got); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	} else if err != nil {
+		return nil, answer
+	}
+	return got, answer
 }

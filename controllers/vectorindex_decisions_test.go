@@ -544,17 +544,7 @@ func TestVectorIndexReconcile(t *testing.T) {
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(vi)}
 	reconcile := func(step string) (*v1alpha1.VectorIndex, ctrl.Result) {
 		t.Helper()
-		answer, err := r.Reconcile(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-		var got v1alpha1.VectorIndex
-		if err := c.Get(ctx, req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
-			t.Fatal(err)
-		} else if err != nil {
-			return nil, answer
-		}
-		return &got, answer
+		return reconcileOnce[v1alpha1.VectorIndex](t, r, c, req.NamespacedName, step)
 	}
 	reason := func(got *v1alpha1.VectorIndex, typ string) string {
 		if c := meta.FindStatusCondition(got.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {

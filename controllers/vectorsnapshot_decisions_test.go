@@ -140,17 +140,7 @@ func TestVectorSnapshotReconcile(t *testing.T) {
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(vs)}
 	reconcile := func(step string) (*v1alpha1.VectorSnapshot, ctrl.Result) {
 		t.Helper()
-		answer, err := r.Reconcile(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-		var got v1alpha1.VectorSnapshot
-		if err := c.Get(ctx, req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
-			t.Fatal(err)
-		} else if err != nil {
-			return nil, answer
-		}
-		return &got, answer
+		return reconcileOnce[v1alpha1.VectorSnapshot](t, r, c, req.NamespacedName, step)
 	}
 	summary := func(got *v1alpha1.VectorSnapshot) string {
 		for _, typ := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionProgressing, v1alpha1.ConditionDegraded} {
