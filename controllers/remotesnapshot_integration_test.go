@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
@@ -28,6 +29,24 @@ import (
 // 3.x the warm role (search must stand alone) with a file cache.
 const warmNodeConfig = "node.roles: [cluster_manager, data, ingest, warm]\nnode.search.cache.size: 512mb\n"
 
+// searchableSnapshotShape is what TestSearchableSnapshotServesFromS3 measures: CI's small
+// index in a cache that holds it, or (SEARCHABLE_SNAPSHOT_VECTORS, _CACHE_MB, _ENGINE) a
+// larger one in a cache smaller than the index, where queries read from S3 (the cold-read
+// benchmark of docs/snapshots.md).
+func searchableSnapshotShape() (vectors int, cacheMB int64, engine string) {
+	vectors, cacheMB, engine = 20000, 512, "lucene"
+	if v, err := strconv.Atoi(os.Getenv("SEARCHABLE_SNAPSHOT_VECTORS")); err == nil && v > 0 {
+		vectors = v
+	}
+	if v, err := strconv.ParseInt(os.Getenv("SEARCHABLE_SNAPSHOT_CACHE_MB"), 10, 64); err == nil && v > 0 {
+		cacheMB = v
+	}
+	if v := os.Getenv("SEARCHABLE_SNAPSHOT_ENGINE"); v != "" {
+		engine = v
+	}
+	return vectors, cacheMB, engine
+}
+
 // TestSearchableSnapshotServesFromS3: 20,000 lucene vectors are snapshotted to the real S3
 // server, the index is deleted and a VectorIndex restores it as a RemoteSnapshot: the same
 // top 10 for 50 fixed queries, served from S3 through the node's file cache, read-only
@@ -37,24 +56,20 @@ const warmNodeConfig = "node.roles: [cluster_manager, data, ingest, warm]\nnode.
 func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	e := startOperator(t)
 	const node = "ctl-searchable"
-	osClient, url := startS3Node(t, node, "searchable", warmNodeConfig)
+	count, cacheMB, engine := searchableSnapshotShape()
+	osClient, url := startS3Node(t, node, "searchable", strings.Replace(warmNodeConfig, "512mb", fmt.Sprintf("%dmb", cacheMB), 1))
 	sc := e.cluster("vectors", url)
 	e.eventually(60*time.Second, func() (bool, string) {
 		_ = e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc)
 		fc := sc.Status.FileCache
-		return fc != nil && fc.Nodes == 1 && fc.TotalBytes == 512<<20 && sc.Status.RemoteStore == nil,
-			fmt.Sprintf("status.fileCache %+v, remoteStore %+v; want one node's 512mb cache, not remote-backed", fc, sc.Status.RemoteStore)
+		return fc != nil && fc.Nodes == 1 && fc.TotalBytes == cacheMB<<20 && sc.Status.RemoteStore == nil,
+			fmt.Sprintf("status.fileCache %+v, remoteStore %+v; want one node's %dmb cache, not remote-backed", fc, sc.Status.RemoteStore, cacheMB)
 	})
 
 	source := luceneIndex(e, "source")
+	source.Spec.Fields[0].Engine = engine
 	e.create(source)
 	e.waitIndexReady(source)
-	// SEARCHABLE_SNAPSHOT_VECTORS measures a larger index than CI's (whose shards fetch
-	// their files whole when they open, so no query of it is cold).
-	count := 20000
-	if v, err := strconv.Atoi(os.Getenv("SEARCHABLE_SNAPSHOT_VECTORS")); err == nil && v > 0 {
-		count = v
-	}
 	base, queries := dataset.Generate(dataset.Spec{Count: count, Queries: 50, Dim: 32, Seed: 21})
 	ingest(t, osClient, source.Spec.IndexName, base)
 	// One segment per shard, and searched as such (a refresh opens the merged segment), so
@@ -98,7 +113,9 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	}
 
 	restoredDisk, restoredCache := indexDiskBytes(t, node, live.UUID), fileCacheUsed(t, osClient)
+	restoredCounts := readFileCacheCounts(t, url)
 	first := latencies(t, osClient, served.Spec.IndexName, queries, nil)
+	firstCounts := readFileCacheCounts(t, url)
 	cold := latencies(t, osClient, served.Spec.IndexName, queries, func() { clearFileCache(t, url) })
 	clearedCache := fileCacheUsed(t, osClient)
 	warm := latencies(t, osClient, served.Spec.IndexName, queries, nil)
@@ -115,7 +132,7 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 		}
 	}
 	servedCache, servedDisk := fileCacheUsed(t, osClient), indexDiskBytes(t, node, live.UUID)
-	t.Logf("%d vectors × 32 dims, 2 shards, 50 queries, top 10: %d of %d differ", base.Len(), differ, len(want))
+	t.Logf("%d %s vectors × 32 dims, 2 shards, 50 queries, top 10: %d of %d differ", base.Len(), engine, differ, len(want))
 	for _, l := range []struct {
 		name string
 		h    *hdrhistogram.Histogram
@@ -128,7 +145,9 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	}
 	// Opening the shards fetched their files whole at this size, and a clear evicts only
 	// what no open file pins: the "after a clear" figures are not reads from S3.
-	t.Logf("file cache used: %d bytes after the restore, %d after a clear, %d after the queries", restoredCache, clearedCache, servedCache)
+	t.Logf("file cache used: %d bytes after the restore, %d after a clear, %d after the queries (of %d MB)", restoredCache, clearedCache, servedCache, cacheMB)
+	t.Logf("file cache during the first pass after the restore: %d hits, %d misses, %d bytes evicted",
+		firstCounts.Hits-restoredCounts.Hits, firstCounts.Misses-restoredCounts.Misses, firstCounts.EvictedBytes-restoredCounts.EvictedBytes)
 	t.Logf("local disk: local index %d bytes; remote snapshot %d bytes after the restore, %d after the queries (what they read, cached)",
 		localDisk, restoredDisk, servedDisk)
 
@@ -182,6 +201,35 @@ func fileCacheUsed(t *testing.T, c *opensearch.Client) int64 {
 		t.Fatalf("file cache of the node: %+v, %v", nodes, err)
 	}
 	return *nodes[0].UsedBytes
+}
+
+// fileCacheCounts are a node's file cache counters since it started.
+type fileCacheCounts struct {
+	Hits         int64 `json:"hit_count"`
+	Misses       int64 `json:"miss_count"`
+	EvictedBytes int64 `json:"evictions_in_bytes"`
+}
+
+// readFileCacheCounts reads the one node's file cache counters (_nodes/stats/file_cache).
+func readFileCacheCounts(t *testing.T, url string) fileCacheCounts {
+	t.Helper()
+	resp, err := http.Get(url + "/_nodes/stats/file_cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var stats struct {
+		Nodes map[string]struct {
+			FileCache fileCacheCounts `json:"file_cache"`
+		} `json:"nodes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil || len(stats.Nodes) != 1 {
+		t.Fatalf("file cache stats: %d nodes, %v", len(stats.Nodes), err)
+	}
+	for _, n := range stats.Nodes {
+		return n.FileCache
+	}
+	return fileCacheCounts{}
 }
 
 // clearFileCache empties the node's file cache, so the next query reads from S3.
