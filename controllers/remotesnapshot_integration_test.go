@@ -100,6 +100,7 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	})
 
 	served := luceneIndex(e, "served")
+	served.Spec.Fields[0].Engine = engine
 	served.Spec.RestoreFrom = &v1alpha1.RestoreSource{SnapshotRef: &v1alpha1.LocalObjectReference{Name: snap.Name}, Index: source.Spec.IndexName,
 		Storage: v1alpha1.StorageRemoteSnapshot}
 	e.create(served)
@@ -210,7 +211,8 @@ type fileCacheCounts struct {
 	EvictedBytes int64 `json:"evictions_in_bytes"`
 }
 
-// readFileCacheCounts reads the one node's file cache counters (_nodes/stats/file_cache).
+// readFileCacheCounts reads the one node's file cache counters (_nodes/stats/file_cache,
+// which OpenSearch 3.x answers as aggregate_file_cache).
 func readFileCacheCounts(t *testing.T, url string) fileCacheCounts {
 	t.Helper()
 	resp, err := http.Get(url + "/_nodes/stats/file_cache")
@@ -220,7 +222,7 @@ func readFileCacheCounts(t *testing.T, url string) fileCacheCounts {
 	defer resp.Body.Close()
 	var stats struct {
 		Nodes map[string]struct {
-			FileCache fileCacheCounts `json:"file_cache"`
+			FileCache fileCacheCounts `json:"aggregate_file_cache"`
 		} `json:"nodes"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil || len(stats.Nodes) != 1 {
