@@ -169,11 +169,16 @@ func (r *BenchmarkRunReconciler) holdSettings(ctx context.Context, run *v1alpha1
 }
 
 // waitOn leaves a run Pending on a failure that may pass (the cluster unreachable, the
-// index not answering) and looks again after the longest backoff.
-func (r *BenchmarkRunReconciler) waitOn(run *v1alpha1.BenchmarkRun, err error) ctrl.Result {
+// index not answering) and looks again after the longest backoff. A held-settings record
+// that lost to a newer object is no such failure: it is passed up, and the step list
+// stops quietly to look again from the newer object.
+func (r *BenchmarkRunReconciler) waitOn(run *v1alpha1.BenchmarkRun, err error) (ctrl.Result, error) {
+	if errors.Is(err, steps.ErrIntentNotRecorded) {
+		return ctrl.Result{}, err
+	}
 	f := classify(err)
 	setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, f.reason, f.message)
-	return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}
+	return ctrl.Result{RequeueAfter: r.Options.MaxRetryDelay}, nil
 }
 
 // settingsAPI is what putting a run's held settings back asks of OpenSearch.
@@ -303,16 +308,13 @@ func (r *BenchmarkRunReconciler) runLocal(ctx context.Context, run *v1alpha1.Ben
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	osClient, err := r.holdSettings(ctx, run, vi, w.Index)
-	if errors.Is(err, steps.ErrIntentNotRecorded) {
-		return ctrl.Result{}, err
-	}
 	if err == nil {
 		// An attempt starts only once the index answers: one lost to a node still
 		// restarting would count toward maxLocalAttempts.
 		_, err = osClient.Stats(ctx, w.Index)
 	}
 	if err != nil {
-		return r.waitOn(run, err), nil
+		return r.waitOn(run, err)
 	}
 	now := metav1.Now()
 	run.Status.StartTime = &now
@@ -586,12 +588,10 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	if apierrors.IsNotFound(err) {
 		endpoint, access, err := workflowAccess(ctx, r.Resolver, &sc)
 		if err != nil {
-			return r.waitOn(run, err), nil
+			return r.waitOn(run, err)
 		}
-		if _, err := r.holdSettings(ctx, run, vi, w.Index); errors.Is(err, steps.ErrIntentNotRecorded) {
-			return ctrl.Result{}, err
-		} else if err != nil {
-			return r.waitOn(run, err), nil
+		if _, err := r.holdSettings(ctx, run, vi, w.Index); err != nil {
+			return r.waitOn(run, err)
 		}
 		wf = *benchrun.Workflow(run, w, name, endpoint, access)
 		if err := controllerutil.SetControllerReference(run, &wf, r.Scheme()); err != nil {
