@@ -100,8 +100,9 @@ func OpenSearchClusterConnection(obj *unstructured.Unstructured) (Connection, er
 	if !found || port == 0 {
 		port = 9200
 	}
-	http, tls, _ := unstructured.NestedMap(obj.Object, "spec", "security", "tls", "http")
-	if enabled, set, _ := unstructured.NestedBool(obj.Object, "spec", "security", "tls", "http", "enabled"); set {
+	httpTLS := []string{"spec", "security", "tls", "http"}
+	_, tls, _ := unstructured.NestedMap(obj.Object, httpTLS...)
+	if enabled, set, _ := unstructured.NestedBool(obj.Object, append(httpTLS, "enabled")...); set {
 		tls = tls && enabled
 	}
 	conn := Connection{CredentialsSecret: str("spec", "security", "config", "adminCredentialsSecret", "name")}
@@ -109,10 +110,10 @@ func OpenSearchClusterConnection(obj *unstructured.Unstructured) (Connection, er
 		conn.CredentialsSecret = obj.GetName() + "-admin-password"
 	}
 	scheme := "http"
-	if tls && http != nil {
+	if tls {
 		scheme = "https"
-		generated, _, _ := unstructured.NestedBool(http, "generate")
-		switch ca, own := str("spec", "security", "tls", "http", "caSecret", "name"), str("spec", "security", "tls", "http", "secret", "name"); {
+		generated, _, _ := unstructured.NestedBool(obj.Object, append(httpTLS, "generate")...)
+		switch ca, own := str(append(httpTLS, "caSecret", "name")...), str(append(httpTLS, "secret", "name")...); {
 		case generated:
 			conn.CASecret = obj.GetName() + "-http-cert"
 		case ca != "":
