@@ -1,5 +1,5 @@
 # The operator image: one static binary (manager and CLI) on a distroless base, non-root.
-# CI's machines have no Docker engine: `make image` (hack/image) and the end-to-end tests
+# CI's machines have no Docker engine: `make image` (test/cmd/image) and the end-to-end tests
 # build this file's go build line and final stage with go-containerregistry instead.
 FROM golang:1.26 AS build
 WORKDIR /src

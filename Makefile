@@ -20,7 +20,7 @@ build:
 ## Dockerfile says without a Docker engine; IMAGE names it (docker load, kind load, crane push)
 IMAGE ?= ghcr.io/vectorpilot/vectorpilot:$(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/vectorpilot/Chart.yaml)
 image:
-	go run ./hack/image -image $(IMAGE) -o $(BIN)/vectorpilot-image.tar
+	go -C test run ./cmd/image -image $(IMAGE) -o $(BIN)/vectorpilot-image.tar
 
 ## tools: code generators and checkers pinned by version
 tools:
@@ -64,7 +64,7 @@ dashboards:
 ## schemas: the strict JSON Schemas kubeconform validates with, from the pinned apiserver
 ## with the CRDs installed (test/conform checks they are current)
 schemas: tools real-parts manifests
-	VECTORPILOT_INTEGRATION=1 UPDATE_SCHEMAS=1 go test -count=1 -run TestShippedSchemasAreCurrent ./test/conform
+	cd test && VECTORPILOT_INTEGRATION=1 UPDATE_SCHEMAS=1 go test -count=1 -run TestShippedSchemasAreCurrent ./conform
 
 ## capture-status: the objects, status and all, the operator writes in the controllers'
 ## integration tests, one per kind × state × reason, into test/testdata/status; the Argo CD
@@ -78,9 +78,11 @@ generate: tools
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 ## lint: golangci-lint (.golangci.yml: go vet, staticcheck, errcheck, revive, predeclared,
-## import shadowing, gofmt, import grouping) and shellcheck (hack/, .ci/)
+## import shadowing, gofmt, import grouping) over the operator's module and the tests'
+## (test/go.mod), and shellcheck (hack/, .ci/)
 lint: tools
 	$(BIN)/golangci-lint run --allow-parallel-runners ./...
+	cd test && $(BIN)/golangci-lint run --allow-parallel-runners ./...
 	$(BIN)/shellcheck hack/*.sh .ci/run
 
 ## test: unit + integration tests against real parts (installs them first)
@@ -93,9 +95,10 @@ e2e: tools real-parts
 	hack/test.sh -v ./test/e2e
 
 ## unit: tests that need no real part (integration tests skip themselves unless
-## VECTORPILOT_INTEGRATION=1, which make test sets)
+## VECTORPILOT_INTEGRATION=1, which make test sets), in both modules
 unit:
 	go test ./...
+	cd test && go test ./...
 
 ## demo: the main job on the embedded local default
 demo: tools real-parts build
@@ -104,7 +107,7 @@ demo: tools real-parts build
 ## demo-cluster: a managed OpenSearch cluster end to end on the real node (root; minutes);
 ## DEMO_CLUSTER_FLAGS=-keep leaves it running
 demo-cluster: tools real-parts
-	go run ./hack/democluster $(DEMO_CLUSTER_FLAGS)
+	go -C test run ./cmd/democluster $(DEMO_CLUSTER_FLAGS)
 
 ## kind-up, kind-deploy: a kind cluster with SIMD-like node labels, the operator from the
 ## chart and the managed cluster test/e2e runs (one set of files, hack/sandbox/), plus a

@@ -18,11 +18,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/controllers/operatortest"
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
-	"github.com/vectorpilot/vectorpilot/test/operatortest"
 )
 
 // liveLoad is a client of the index while it is rebuilt: a query loop and a writer, both

@@ -3,7 +3,7 @@
 # (argoexec) built from the Go module proxy at the pinned version, and the release manifest
 # (install.yaml: CRDs, controller Deployment, RBAC) rendered from the same module the way
 # Argo renders it (kustomize build manifests/cluster-install). test/sandbox builds the two
-# images from the binaries (internal/harness/images) and installs from install.yaml. Idempotent;
+# images from the binaries (test/harness/images) and installs from install.yaml. Idempotent;
 # cached under bin/argo/<version>; prints that folder.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

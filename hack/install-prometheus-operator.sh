@@ -3,7 +3,7 @@
 # built from the Go module proxy at the pinned version, the Prometheus server it deploys
 # built from the Prometheus module at the pinned version (Kubernetes service discovery only),
 # and the operator's release manifest (bundle.yaml: CRDs, Deployment, RBAC) from the same
-# module. test/sandbox builds the images from the binaries (internal/harness/images) and installs
+# module. test/sandbox builds the images from the binaries (test/harness/images) and installs
 # from bundle.yaml. Idempotent; cached under bin/prometheus-operator/<version>; prints that
 # folder.
 set -euo pipefail

@@ -3,6 +3,10 @@
 ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$ROOT_DIR/bin}
 mkdir -p "$BIN_DIR"
+# The scripts build modules of their own (Kubernetes, Argo, OpenSearch's tools) and the
+# operator as its Dockerfile does: never in a workspace (hack/test.sh sets its tests' own
+# after sourcing this).
+export GOWORK=off
 
 # The pinned versions (hack/versions.env), unless the environment sets one.
 while IFS='=' read -r key value; do

@@ -23,7 +23,7 @@ stop_orphaned_control_planes() {
   kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 # The run's processes share one CPU cgroup of weight 1024, as a host's processes share
-# systemd's slices, beside the e2e sandbox node's (internal/harness/kubenode weighs it as kubelet
+# systemd's slices, beside the e2e sandbox node's (test/harness/kubenode weighs it as kubelet
 # weighs kubepods): at the root of cgroup v1 every busy thread of a test weighs 1024 on
 # its own, and the tests running beside the e2e package starved its pods. Without a
 # writable cgroup v1 cpu hierarchy the run stays where it is. Slices left by a run that
@@ -64,6 +64,15 @@ export VECTORPILOT_OPENSEARCH_URL
 # Integration and e2e tests run here; plain `go test ./...` runs the unit tests only
 # (internal/harness/testgate).
 export VECTORPILOT_INTEGRATION=1
+# The tests are a module of their own (test/go.mod: Helm, kubeconform, go-containerregistry
+# stay out of the operator's go.mod). A workspace of both lets one go test take packages of
+# each (./... and ./test/...) and schedule them together; it selects the operator's own
+# versions (test/modules_test.go: TestTestsBuildTheOperatorAsShipped).
+# The file sits in a folder of its own: the go command looks for a go.work in every parent
+# of the folder it runs in, and the scripts build other modules under bin/.
+mkdir -p "$BIN_DIR/workspace"
+printf 'go %s\n\nuse (\n\t%s\n\t%s\n)\n' "$(go mod edit -json | sed -n 's/^\t"Go": "\(.*\)",$/\1/p')" "$ROOT_DIR" "$ROOT_DIR/test" >"$BIN_DIR/workspace/go.work"
+export GOWORK="$BIN_DIR/workspace/go.work"
 
 # Arguments go to go test as they are. With none: every package, the e2e package after
 # the others, on the machine alone. It runs a real node with three OpenSearch JVMs under a
@@ -107,21 +116,21 @@ step() {
   awk -F'\t' -v step="$name" '$1 ~ /^(ok|FAIL) *$/ && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); printf "%8.1fs  %-4s %s (%s)\n", t, $1, $2, step }' "$output" >>"$packages"
   return "$status"
 }
-# in_module runs a command in another module's folder (test/argocd).
-in_module() { (cd "$1" && shift && "$@"); }
+# in_module runs a command in a module outside the workspace (test/argocd).
+in_module() { (cd "$1" && shift && GOWORK=off "$@"); }
 # unit_only runs a command without VECTORPILOT_INTEGRATION: the unit tests alone.
 unit_only() { (unset VECTORPILOT_INTEGRATION && "$@"); }
 if [ $# -gt 0 ]; then
   step "go test" gotest go-test -count=1 -timeout 60m "$@" || rc=1
 else
-  mapfile -t others < <(go list ./... | grep -v '/test/e2e$')
+  mapfile -t others < <(go list ./... ./test/... | grep -v '/test/e2e$')
   step "packages but test/e2e" gotest packages -count=1 -timeout 60m "${others[@]}" || rc=1
   step "test/e2e (the real node)" gotest e2e -count=1 -timeout 60m ./test/e2e || rc=1
   # The Argo CD health checks, in a module of their own (test/argocd: Argo CD's Kubernetes
   # libraries are older than the operator's), and the race detector over the unit tests:
   # plain go test, without VECTORPILOT_INTEGRATION.
   step "test/argocd" in_module test/argocd gotest argocd -count=1 ./... || rc=1
-  step "race detector (unit tests)" unit_only gotest race -race -count=1 ./... || rc=1
+  step "race detector (unit tests)" unit_only gotest race -race -count=1 ./... ./test/... || rc=1
 fi
 echo
 echo "time by step:"

@@ -44,7 +44,9 @@ func TestOperatorLinksNoDevelopmentEnvironment(t *testing.T) {
 // outside the harness, cmd/vectorpilot), the test and development harness
 // (internal/harness), the tests and the dev command above both — import only downward: no
 // product package imports the harness, and the harness imports neither the controllers
-// nor the operator's wiring (a test that runs the operator lives in test/operatortest).
+// nor the operator's wiring (a test that runs the operator lives in controllers/operatortest).
+// The harness of the end-to-end tests (test/harness) is in the tests' module, which the
+// operator's cannot import.
 func TestArrowsPointDown(t *testing.T) {
 	testgate.Integration(t, "the module's package graph loaded")
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports, Dir: testsupport.Root(t)},

@@ -29,22 +29,35 @@ func TestVersionsHaveOneHome(t *testing.T) {
 			pins[k] = v
 		}
 	}
-	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	// Argo's types are the operator's; Helm and the Prometheus Operator's types only the
+	// tests'.
+	operatorMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm := regexp.MustCompile(`helm\.sh/helm/v3 (v\S+)`).FindStringSubmatch(string(gomod))
-	argo := regexp.MustCompile(`github\.com/argoproj/argo-workflows/v3 (v\S+)`).FindStringSubmatch(string(gomod))
-	monitoring := regexp.MustCompile(`github\.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring (v\S+)`).FindStringSubmatch(string(gomod))
+	testsMod, err := os.ReadFile(filepath.Join(root, "test", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := func(gomod []byte, module string) string {
+		m := regexp.MustCompile(regexp.QuoteMeta(module) + ` (v\S+)`).FindSubmatch(gomod)
+		if m == nil {
+			t.Fatalf("no %s in go.mod", module)
+		}
+		return string(m[1])
+	}
+	helm := required(testsMod, "helm.sh/helm/v3")
+	argo := required(operatorMod, "github.com/argoproj/argo-workflows/v3")
+	monitoring := required(testsMod, "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring")
 	for _, c := range []struct{ where, have, pin string }{
 		{"devenv.DefaultKubeVersion", devenv.DefaultKubeVersion, "KUBE_VERSION"},
 		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
 		{"sandbox.OpenSearchVersion", sandbox.OpenSearchVersion, "OPENSEARCH_VERSION"},
 		{"sandbox.UpgradeFromVersion", sandbox.UpgradeFromVersion, "OPENSEARCH_UPGRADE_FROM_VERSION"},
 		{"devenv.PreviousMajorVersion", devenv.PreviousMajorVersion, "OPENSEARCH_PREVIOUS_MAJOR_VERSION"},
-		{"go.mod helm.sh/helm/v3", helm[1], "HELM_VERSION"},
-		{"go.mod github.com/argoproj/argo-workflows/v3", argo[1], "ARGO_WORKFLOWS_VERSION"},
-		{"go.mod github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", monitoring[1], "PROMETHEUS_OPERATOR_VERSION"},
+		{"test/go.mod helm.sh/helm/v3", helm, "HELM_VERSION"},
+		{"go.mod github.com/argoproj/argo-workflows/v3", argo, "ARGO_WORKFLOWS_VERSION"},
+		{"test/go.mod github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", monitoring, "PROMETHEUS_OPERATOR_VERSION"},
 		{"sandbox.PrometheusVersion", sandbox.PrometheusVersion, "PROMETHEUS_VERSION"},
 		{"conform.ArgoCDVersion", conform.ArgoCDVersion, "ARGOCD_VERSION"},
 		{"conform.FluxKustomizeControllerVersion", conform.FluxKustomizeControllerVersion, "FLUX_KUSTOMIZE_CONTROLLER_VERSION"},

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Entrypoint of the OpenSearch image vectorpilot's tests build (internal/harness/images). It keeps the
+# Entrypoint of the OpenSearch image vectorpilot's tests build (test/harness/images). It keeps the
 # part of the official opensearchproject/opensearch entrypoint's contract the operator relies
 # on, so pods behave the same on either image:
 #   - the home is /usr/share/opensearch, configuration in $OPENSEARCH_PATH_CONF (config/),

@@ -22,8 +22,8 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
+	"github.com/vectorpilot/vectorpilot/controllers/operatortest"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
-	"github.com/vectorpilot/vectorpilot/test/operatortest"
 )
 
 func TestMain(m *testing.M) {

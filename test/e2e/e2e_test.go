@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/test/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 

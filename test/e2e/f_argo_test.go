@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 

@@ -1,6 +1,6 @@
 // Package e2e runs the product on a real node: the operator installed from its Helm chart as
 // a Deployment under the chart's ServiceAccount and RBAC, and managed OpenSearch clusters
-// in pods (test/sandbox: internal/harness/kubenode, images from internal/harness/images, the manifests the
+// in pods (test/sandbox: test/harness/kubenode, images from test/harness/images, the manifests the
 // kind sandbox applies too). `make e2e` runs it alone; it is part of `make test`.
 package e2e
 
@@ -12,8 +12,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vectorpilot/vectorpilot/internal/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/test/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 

@@ -31,9 +31,9 @@ import (
 	"github.com/vectorpilot/vectorpilot/config/crd"
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/crds"
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vectorpilot/vectorpilot/internal/harness/kubenode"
+	"github.com/vectorpilot/vectorpilot/test/harness/kubenode"
 )
 
 // TestOperatorPodStayedUp runs last (go test runs a package's files in name order): over

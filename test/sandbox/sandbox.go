@@ -1,6 +1,6 @@
 // Package sandbox is the real-node sandbox test/e2e and `make demo-cluster` run on: a
-// single-node Kubernetes (internal/harness/kubenode), the images built without a registry
-// (internal/harness/images) and the operator installed from its chart with the values the kind
+// single-node Kubernetes (test/harness/kubenode), the images built without a registry
+// (test/harness/images) and the operator installed from its chart with the values the kind
 // sandbox uses too, and the managed cluster manifests both apply (hack/sandbox/).
 package sandbox
 
@@ -30,9 +30,9 @@ import (
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
-	"github.com/vectorpilot/vectorpilot/internal/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/simd"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
+	"github.com/vectorpilot/vectorpilot/test/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/test/helmchart"
 )
 

@@ -37,8 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
 	"github.com/vectorpilot/vectorpilot/internal/pki"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
 )
 
 // NodeName is the name the node registers under.

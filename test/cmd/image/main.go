@@ -1,6 +1,6 @@
 // Command image is `make image`: the operator's image as a docker-archive tarball, built as
 // the Dockerfile says (its go build line and final stage) without a Docker engine, by the
-// same builder the end-to-end tests run the chart with (internal/harness/images). `docker load -i`,
+// same builder the end-to-end tests run the chart with (test/harness/images). `docker load -i`,
 // `podman load -i`, `kind load image-archive` and `crane push FILE REF` take it.
 package main
 
@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
 )
 
 func main() {
@@ -30,7 +31,7 @@ func write(out, ref string) error {
 	if ref == "" {
 		return fmt.Errorf("-image is required, e.g. registry.example.com/vectorpilot:0.1.0")
 	}
-	root, err := os.Getwd()
+	root, err := devenv.RepoRoot()
 	if err != nil {
 		return err
 	}

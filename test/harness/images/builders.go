@@ -128,6 +128,9 @@ func Operator(root, work string) (Image, error) {
 	build := strings.ReplaceAll(df.BuildCommand, outDir+"/", filepath.Dir(binary)+"/")
 	cmd := exec.Command("sh", "-c", build)
 	cmd.Dir = root
+	// The module alone, as in the Dockerfile's build stage: not the tests' workspace
+	// (hack/test.sh), which an older commit's tree is not part of.
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Image{}, fmt.Errorf("%s: %w\n%s", build, err, out)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
 )
 
 // TestWritesTheDockerfilesImage: the archive holds one image, tagged as asked, with the

@@ -15,9 +15,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
-	"github.com/vectorpilot/vectorpilot/internal/harness/images"
-	"github.com/vectorpilot/vectorpilot/internal/harness/kubenode"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/test/harness/images"
+	"github.com/vectorpilot/vectorpilot/test/harness/kubenode"
 )
 
 // TestAPodRunsOnTheRealNode starts the node, imports the pause image and runs a pod of it

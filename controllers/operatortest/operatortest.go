@@ -1,6 +1,6 @@
 // Package operatortest runs the operator — a manager with every controller — inside a
-// test process. It lives outside internal/ because it imports controllers: the harness
-// under internal/harness stays below the product it tests.
+// test process. It lives beside controllers, not in internal/harness, because it imports
+// them: the harness stays below the product it tests.
 package operatortest
 
 import (
