@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -60,5 +61,46 @@ func TestStrictParseRefusesUnknownFields(t *testing.T) {
 	var d dashboard.Dashboard
 	if err := strictErrors(d.UnmarshalJSONStrict([]byte(`{"uid": "x", "title": "t", "panels": [], "refreshh": "30s"}`))); err == nil {
 		t.Fatal("a dashboard with an unknown field parsed strictly")
+	}
+}
+
+// TestEveryQueryIsPromQL: every panel query of the dashboards and every alert expression
+// parses with the parser of the Prometheus that will run it, and selects a metric.
+func TestEveryQueryIsPromQL(t *testing.T) {
+	var queries []string
+	for name, b := range dashboards.All() {
+		raw, err := dashboards.Render(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var d struct {
+			Panels []struct {
+				Targets []struct {
+					Expr string `json:"expr"`
+				} `json:"targets"`
+			} `json:"panels"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, p := range d.Panels {
+			for _, target := range p.Targets {
+				queries = append(queries, target.Expr)
+			}
+		}
+	}
+	for _, g := range LoadRules(t).Spec.Groups {
+		for _, r := range g.Rules {
+			queries = append(queries, r.Expr.String())
+		}
+	}
+	if len(queries) < 40 {
+		t.Fatalf("only %d queries found in the dashboards and rules; the extraction is broken", len(queries))
+	}
+	t.Logf("%d queries", len(queries))
+	for _, q := range queries {
+		if uses, err := Metrics(q); err != nil || len(uses) == 0 {
+			t.Errorf("%s: %v, selecting %v", q, err, uses)
+		}
 	}
 }

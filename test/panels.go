@@ -16,7 +16,6 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/vectorpilot/vectorpilot/internal/dashboards"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
 
@@ -100,10 +99,11 @@ func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, sk
 				if target.Expr == "" {
 					continue
 				}
-				for _, problem := range dashboards.CheckTarget(p.FieldConfig.Defaults.Unit, target.Expr, types) {
+				for _, problem := range CheckTarget(p.FieldConfig.Defaults.Unit, target.Expr, types) {
 					t.Errorf("%s / %s: %s (%s)", name, p.Title, problem, target.Expr)
 				}
-				for _, u := range dashboards.Metrics(target.Expr) {
+				uses, _ := Metrics(target.Expr) // a query that does not parse failed CheckTarget
+				for _, u := range uses {
 					if types[u.Metric] == "" {
 						t.Errorf("%s / %s: Prometheus has no type for %s, so its use cannot be judged", name, p.Title, u.Metric)
 					}
@@ -130,13 +130,13 @@ func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, sk
 						shown[name+" / "+p.Title] = append(shown[name+" / "+p.Title], float64(s.Value))
 						// The legend names labels the series really carry, or Grafana draws
 						// them blank (and every line of the panel alike).
-						for _, l := range dashboards.LegendLabels(target.LegendFormat) {
+						for _, l := range LegendLabels(target.LegendFormat) {
 							if s.Metric[model.LabelName(l)] == "" {
 								t.Errorf("%s / %s: legend %q names %s, which series %v lacks", name, p.Title, target.LegendFormat, l, s.Metric)
 							}
 						}
 					}
-					for _, problem := range dashboards.CheckValues(p.FieldConfig.Defaults.Unit, values) {
+					for _, problem := range CheckValues(p.FieldConfig.Defaults.Unit, values) {
 						t.Errorf("%s / %s: %s (%s)", name, p.Title, problem, expr)
 					}
 				}
@@ -148,7 +148,7 @@ func CheckPanels(t *testing.T, prom promv1.API, scrapeInterval time.Duration, sk
 	// The alert rules read the same metrics: no counter without rate, no rate over a gauge.
 	for _, g := range LoadRules(t).Spec.Groups {
 		for _, r := range g.Rules {
-			for _, problem := range dashboards.CheckTarget("", r.Expr.String(), types) {
+			for _, problem := range CheckTarget("", r.Expr.String(), types) {
 				t.Errorf("alert %s: %s (%s)", r.Alert, problem, r.Expr.String())
 			}
 		}

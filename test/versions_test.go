@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,6 +50,12 @@ func TestVersionsHaveOneHome(t *testing.T) {
 	helm := required(testsMod, "helm.sh/helm/v3")
 	argo := required(operatorMod, "github.com/argoproj/argo-workflows/v3")
 	monitoring := required(testsMod, "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring")
+	// Prometheus's Go module numbers release v3.M.P as v0.3MM.P: the PromQL parser the
+	// dashboard checks read queries with is the Prometheus's the tests run.
+	var promqlParser string
+	if major, minor, patch, ok := semverParts(required(testsMod, "github.com/prometheus/prometheus")); ok && major == 0 && minor >= 300 {
+		promqlParser = fmt.Sprintf("v%d.%d.%d", minor/100, minor%100, patch)
+	}
 	for _, c := range []struct{ where, have, pin string }{
 		{"devenv.DefaultKubeVersion", devenv.DefaultKubeVersion, "KUBE_VERSION"},
 		{"helmchart.KubeVersion", helmchart.KubeVersion.Version, "KUBE_VERSION"},
@@ -59,6 +66,7 @@ func TestVersionsHaveOneHome(t *testing.T) {
 		{"go.mod github.com/argoproj/argo-workflows/v3", argo, "ARGO_WORKFLOWS_VERSION"},
 		{"test/go.mod github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring", monitoring, "PROMETHEUS_OPERATOR_VERSION"},
 		{"sandbox.PrometheusVersion", sandbox.PrometheusVersion, "PROMETHEUS_VERSION"},
+		{"test/go.mod github.com/prometheus/prometheus (the PromQL parser)", promqlParser, "PROMETHEUS_VERSION"},
 		{"conform.ArgoCDVersion", conform.ArgoCDVersion, "ARGOCD_VERSION"},
 		{"conform.FluxKustomizeControllerVersion", conform.FluxKustomizeControllerVersion, "FLUX_KUSTOMIZE_CONTROLLER_VERSION"},
 		{"conform.FluxSourceControllerVersion", conform.FluxSourceControllerVersion, "FLUX_SOURCE_CONTROLLER_VERSION"},
@@ -67,4 +75,10 @@ func TestVersionsHaveOneHome(t *testing.T) {
 			t.Errorf("%s is %q, hack/versions.env pins %s=%q", c.where, c.have, c.pin, pins[c.pin])
 		}
 	}
+}
+
+// semverParts reads vMAJOR.MINOR.PATCH.
+func semverParts(v string) (major, minor, patch int, ok bool) {
+	n, err := fmt.Sscanf(v, "v%d.%d.%d", &major, &minor, &patch)
+	return major, minor, patch, err == nil && n == 3
 }

@@ -1,4 +1,4 @@
-package dashboards
+package test
 
 import (
 	"reflect"
@@ -22,8 +22,9 @@ func TestMetrics(t *testing.T) {
 		{`sum(rate(a_total[5m])) / sum(rate(b_total[5m]) + rate(c_total[5m]))`,
 			[]MetricUse{{"a_total", []string{"rate", "sum"}}, {"b_total", []string{"rate", "sum"}}, {"c_total", []string{"rate", "sum"}}}},
 	} {
-		if got := Metrics(tc.expr); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %v\nwant %v", tc.expr, got, tc.want)
+		got, err := Metrics(tc.expr)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %v, %v\nwant %v", tc.expr, got, err, tc.want)
 		}
 	}
 }
@@ -44,6 +45,8 @@ func TestCheckTarget(t *testing.T) {
 		{"reqps", `cpu_percent`, 1},              // a per-second unit over a level
 		{"short", `increase(q_total[1h])`, 0},    // counts per hour
 		{"short", `unknown_metric + q_total`, 1}, // an unknown type is not judged
+		{"short", `sum(rate(q_total[1m])`, 1},    // not PromQL: a parenthesis left open
+		{"short", `rate(q_total[1m]) by (a)`, 1}, // not PromQL: a grouping on a function
 	} {
 		if got := CheckTarget(tc.unit, tc.expr, types); len(got) != tc.problems {
 			t.Errorf("%s %s: %v, want %d problems", tc.unit, tc.expr, got, tc.problems)
