@@ -422,6 +422,13 @@ func TestRedIndexIsDegradedAndRecovers(t *testing.T) {
 	if p := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Status != metav1.ConditionFalse {
 		t.Errorf("a red index must not be Progressing: %+v", p)
 	}
+	// The condition says why, in OpenSearch's words: the filter no node matches.
+	if d := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionDegraded); !strings.Contains(d.Message, "cannot be assigned") ||
+		!strings.Contains(d.Message, `[filter]`) || !strings.Contains(d.Message, "no-such-node") {
+		t.Errorf("Degraded says %q; want why the primaries cannot be assigned (the require filter naming no-such-node)", d.Message)
+	} else {
+		t.Logf("Degraded: %s", d.Message)
+	}
 	if err := osClient.PutSettings(t.Context(), vi.Spec.IndexName, map[string]any{"index.routing.allocation.require._name": nil}); err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,7 @@ type indexAPI interface {
 	RemoteStoreStats(ctx context.Context, index string) (opensearch.RemoteStoreStats, error)
 	RestoreFromRemoteStore(ctx context.Context, index string) error
 	Shards(ctx context.Context) ([]opensearch.ShardCopy, error)
+	UnplaceableShard(ctx context.Context, index string, shard int, primary bool) (string, error)
 	SnapshotIndexShards(ctx context.Context, repo, snap, index string) (int, error)
 	RestoredFrom(ctx context.Context, index string) (repo, snap string, err error)
 	NodeStats(ctx context.Context, nodes string) (opensearch.NodeStats, error)
@@ -117,6 +118,10 @@ type indexRun struct {
 	// Progressing message while it runs.
 	rebuilding      bool
 	rebuildProgress string
+	// lostPrimaries are the index's unassigned primary shards, read once per reconcile by
+	// the first step that needs them; redCause says why the first of them cannot be placed.
+	lostPrimaries *[]string
+	redCause      string
 }
 
 // Reconcile makes one VectorIndex true in OpenSearch. Each step is idempotent and stops
@@ -141,6 +146,7 @@ func (r *VectorIndexReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 				steps.Fallible("converge settings", r.convergeSettings),               // dynamic settings only; diff → one PUT
 				waitingOnModels("add fields", r.addFields),                            // (train models,) new vector and extra fields
 				steps.Fallible("observe", r.observe),                                  // health, docs, segments → status
+				steps.Fallible("explain red", r.explainRed),                           // red past the grace: why, from allocation explain
 				steps.Fallible("recover from remote store", r.recoverFromRemoteStore), // red remote-backed: lost primaries back
 				{Name: "measure recall", Run: r.measureRecall},                        // spec.recall: live recall@k when due
 			}
@@ -621,15 +627,9 @@ func (r *VectorIndexReconciler) recoverFromRemoteStore(ctx context.Context, run 
 		red.Reason != v1alpha1.ReasonIndexHealthRed || time.Since(red.LastTransitionTime.Time) < r.Options.IndexRedGrace {
 		return nil
 	}
-	shards, err := run.osClient.Shards(ctx)
+	lost, err := run.unassignedPrimaries(ctx)
 	if err != nil {
 		return err
-	}
-	var lost []string
-	for _, sh := range shards {
-		if sh.Index == run.live.Name && sh.PriRep == "p" && sh.State == "UNASSIGNED" {
-			lost = append(lost, sh.Shard)
-		}
 	}
 	if len(lost) == 0 {
 		return nil // recovering already
@@ -641,6 +641,57 @@ func (r *VectorIndexReconciler) recoverFromRemoteStore(ctx context.Context, run 
 	r.Recorder.Eventf(run.vi, nil, corev1.EventTypeNormal, v1alpha1.ReasonRestoredFromRemoteStore, "Recover",
 		"index %s: restoring lost primaries of shards %s from the remote store", run.name, strings.Join(lost, ", "))
 	return nil
+}
+
+// explainRed says why a red index's primaries are not assigned once it is red past the
+// grace: a node gone, a full disk, an allocation filter and a restore that failed for good
+// (a searchable snapshot whose files do not fit the file cache) each need someone else,
+// and "red" alone names none of them. The allocation explain API answers for the first
+// unassigned primary that cannot be placed; one that allocation may still place (a restore
+// or recovery in flight) leaves the message as it is.
+func (r *VectorIndexReconciler) explainRed(ctx context.Context, run *indexRun) error {
+	if run.vi.Status.Health != "red" || run.young(r.Options.IndexRedGrace) {
+		return nil
+	}
+	lost, err := run.unassignedPrimaries(ctx)
+	if err != nil {
+		return err
+	}
+	for _, shard := range lost {
+		number, err := strconv.Atoi(shard)
+		if err != nil {
+			return fmt.Errorf("shard %q of index %s: %w", shard, run.live.Name, err)
+		}
+		why, err := run.osClient.UnplaceableShard(ctx, run.live.Name, number, true)
+		if err != nil {
+			// Red is the finding; an explanation that failed stays beside it, not over it.
+			run.redCause = fmt.Sprintf("why primary shard %s is unassigned could not be read: %v", shard, err)
+			return nil
+		}
+		if why != "" {
+			run.redCause = fmt.Sprintf("primary shard %s cannot be assigned: %s", shard, why)
+			return nil
+		}
+	}
+	return nil
+}
+
+// unassignedPrimaries are the index's primary shards no node holds, read once per reconcile.
+func (run *indexRun) unassignedPrimaries(ctx context.Context) ([]string, error) {
+	if run.lostPrimaries == nil {
+		shards, err := run.osClient.Shards(ctx)
+		if err != nil {
+			return nil, err
+		}
+		lost := []string{}
+		for _, sh := range shards {
+			if sh.Index == run.live.Name && sh.PriRep == "p" && sh.State == "UNASSIGNED" {
+				lost = append(lost, sh.Shard)
+			}
+		}
+		run.lostPrimaries = &lost
+	}
+	return *run.lostPrimaries, nil
 }
 
 // indexStats reads the index's figures once per reconcile.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,11 @@ type fakeIndexes struct {
 	counts        map[string]int64
 	trained       []map[string]any
 	deletedModels []string
+	// shards answers Shards when set; unplaceable answers UnplaceableShard for primaries
+	// by shard number (an error when the number maps to "error"), explained records them.
+	shards      []opensearch.ShardCopy
+	unplaceable map[int]string
+	explained   []int
 }
 
 var errNotFaked = errors.New("not faked")
@@ -113,7 +119,20 @@ func (f *fakeIndexes) RemoteStoreStats(context.Context, string) (opensearch.Remo
 }
 func (f *fakeIndexes) RestoreFromRemoteStore(context.Context, string) error { return errNotFaked }
 func (f *fakeIndexes) Shards(context.Context) ([]opensearch.ShardCopy, error) {
-	return nil, errNotFaked
+	if f.shards == nil {
+		return nil, errNotFaked
+	}
+	return f.shards, nil
+}
+func (f *fakeIndexes) UnplaceableShard(_ context.Context, _ string, shard int, primary bool) (string, error) {
+	if !primary {
+		return "", errNotFaked
+	}
+	f.explained = append(f.explained, shard)
+	if f.unplaceable[shard] == "error" {
+		return "", &opensearch.APIError{Status: 403, Reason: "no permission for cluster:monitor/allocation/explain"}
+	}
+	return f.unplaceable[shard], nil
 }
 func (f *fakeIndexes) RestoredFrom(context.Context, string) (string, string, error) {
 	return "", "", errNotFaked
@@ -587,5 +606,66 @@ func TestVectorIndexReconcile(t *testing.T) {
 	}
 	if got, _ = reconcile("deleted"); got != nil || f.indexes["docs-v1"] == nil {
 		t.Errorf("deleted: object kept %v, index %v; want the object gone and the index retained", got != nil, f.indexes["docs-v1"] != nil)
+	}
+}
+
+// TestExplainRed: an index red past the grace says why its first unplaceable primary cannot
+// be assigned, asking allocation explain only then and only for unassigned primaries; the
+// reason reaches the Degraded message.
+func TestExplainRed(t *testing.T) {
+	old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
+	young := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	filter := `cannot allocate because allocation is not permitted to any of the nodes; node-1: [filter] node does not match index setting [index.routing.allocation.require] filters [_name:"gone"]`
+	copies := []opensearch.ShardCopy{
+		{Index: "docs", Shard: "0", PriRep: "p", State: "STARTED", Node: "node-1"},
+		{Index: "other", Shard: "1", PriRep: "p", State: "UNASSIGNED"},
+		{Index: "docs", Shard: "1", PriRep: "r", State: "UNASSIGNED"},
+		{Index: "docs", Shard: "1", PriRep: "p", State: "UNASSIGNED"},
+		{Index: "docs", Shard: "2", PriRep: "p", State: "UNASSIGNED"},
+	}
+	r := &VectorIndexReconciler{Options: Options{IndexRedGrace: time.Minute}}
+	for _, tc := range []struct {
+		name, health, created string
+		shards                []opensearch.ShardCopy
+		unplaceable           map[int]string
+		explained             []int
+		message               string // in the Degraded message; "" when not Degraded/IndexRed
+		err                   bool
+	}{
+		{name: "green: nothing asked", health: "green", created: old, shards: copies},
+		{name: "red but young: nothing asked", health: "red", created: young, shards: copies},
+		{name: "red and old: the first unplaceable primary", health: "red", created: old, shards: copies,
+			unplaceable: map[int]string{2: filter}, explained: []int{1, 2},
+			message: "index health is red: some primary shards are unassigned; primary shard 2 cannot be assigned: " + filter},
+		{name: "red and old, still being placed", health: "red", created: old, shards: copies,
+			explained: []int{1, 2}, message: "index health is red: some primary shards are unassigned"},
+		{name: "explain refused: red stays the finding", health: "red", created: old, shards: copies,
+			unplaceable: map[int]string{1: "error"}, explained: []int{1},
+			message: "why primary shard 1 is unassigned could not be read: opensearch answered 403"},
+		{name: "shards unreadable", health: "red", created: old, err: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fakeOS := &fakeIndexes{shards: tc.shards, unplaceable: tc.unplaceable}
+			vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+			vi.Status.Health = tc.health
+			run := &indexRun{vi: vi, name: "docs", osClient: fakeOS,
+				live: &opensearch.Index{Name: "docs", Settings: map[string]string{"index.creation_date": tc.created}}}
+			err := r.explainRed(t.Context(), run)
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v, want one: %v", err, tc.err)
+			}
+			if !slices.Equal(fakeOS.explained, tc.explained) {
+				t.Errorf("explained primaries %v, want %v", fakeOS.explained, tc.explained)
+			}
+			if err != nil {
+				return
+			}
+			_, _ = r.recordOutcome(run, nil)
+			c := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionDegraded)
+			red := c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonIndexHealthRed
+			if red != (tc.message != "") || (red && !strings.Contains(c.Message, tc.message)) {
+				t.Errorf("Degraded %+v, want IndexRed %v with %q", c, tc.message != "", tc.message)
+			}
+		})
 	}
 }

@@ -38,7 +38,11 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (tim
 	var conflict *conflictError
 	switch {
 	case stepErr == nil && st.Health == "red" && !run.young(r.Options.IndexRedGrace):
-		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, "index health is red: some primary shards are unassigned")
+		msg := "index health is red: some primary shards are unassigned"
+		if run.redCause != "" {
+			msg += "; " + run.redCause
+		}
+		conditions.Set(&st.Conditions, gen, conditions.Degraded, v1alpha1.ReasonIndexHealthRed, msg)
 		return time.Since(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded).LastTransitionTime.Time), nil
 	case stepErr == nil && run.rebuildProgress != "":
 		conditions.Set(&st.Conditions, gen, conditions.Progressing, v1alpha1.ReasonRebuilding, run.rebuildProgress)
