@@ -7,7 +7,7 @@ $(foreach pin,$(shell grep -E '^[A-Z][A-Z0-9_]*=' hack/versions.env),$(eval $(su
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBE_VERSION OPENSEARCH_VERSION
 
-.PHONY: image bench-simd bench-faiss-simd bench-replay capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
+.PHONY: image bench-simd bench-faiss-simd bench-replay bench-tuner-day capture-status demo-cluster e2e schemas kind-up kind-deploy all build test unit demo bench manifests generate dashboards lint tools real-parts clean
 all: build
 
 ## build: the operator binary (manager and CLI) in bin/vectorpilot, and the demo's local
@@ -139,6 +139,15 @@ bench-simd: real-parts
 bench-replay:
 	go run ./cmd/vectorpilot bench replay --table internal/autotune/testdata/replay/big5-32-cores.json --out bin/bench/replay/big5-32-cores
 	go run ./cmd/vectorpilot bench replay --table internal/autotune/testdata/load-signal/100k-8seg-first.json --out bin/bench/replay/local-2-cores
+
+## bench-tuner-day: the same kind of day live: a Local BenchmarkRun sweeps a 100,000 × 64
+## index on the local node, then the schedule's clients run against it with the operator
+## tuning and with each setting held (controllers TestTunerOverALiveDay; ~35 min with the
+## default schedule); day.md, day.svg and windows.json in bin/bench/tuner-day. Run it on
+## an otherwise idle machine.
+TUNER_DAY_SCHEDULE ?= 1x60s,4x60s,8x60s,4x60s,1x60s
+bench-tuner-day: tools real-parts
+	TUNER_DAY_SCHEDULE=$(TUNER_DAY_SCHEDULE) hack/test.sh -v -timeout 90m -run '^TestTunerOverALiveDay$$' ./controllers
 
 ## bench-faiss-simd: A/B of the faiss library variants (generic, avx2, avx512, avx512_spr where
 ## the CPU runs them) on one local node: graph build time, p90, throughput, recall; builds

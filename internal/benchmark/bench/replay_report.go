@@ -52,13 +52,21 @@ func WriteReplayMarkdown(w io.Writer, t autotune.Table, budget float64, runs []a
 	}
 	fmt.Fprintf(&b, "\nTime-weighted p90: auto %+.1f%% against the oracle.", (auto.P90Ms/oracle.P90Ms-1)*100)
 	if best, ok := autotune.BestWithinBudget(runs); ok {
-		fmt.Fprintf(&b, " The best static setting within the budget is %s: auto is %.0f%% below it, the oracle %.0f%%.\n",
-			strings.TrimPrefix(best.Name, "static "), (1-auto.P90Ms/best.P90Ms)*100, (1-oracle.P90Ms/best.P90Ms)*100)
+		fmt.Fprintf(&b, " The best static setting within the budget is %s: auto is %s it, the oracle %s.\n",
+			strings.TrimPrefix(best.Name, "static "), relativeTo(auto.P90Ms, best.P90Ms), relativeTo(oracle.P90Ms, best.P90Ms))
 	} else {
 		b.WriteString(" No static setting kept the budget all day.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// relativeTo says how far v lies from base: "12% below" or "3% above".
+func relativeTo(v, base float64) string {
+	if v <= base {
+		return fmt.Sprintf("%.0f%% below", (1-v/base)*100)
+	}
+	return fmt.Sprintf("%.0f%% above", (v/base-1)*100)
 }
 
 // WriteReplaySVG draws the p90 of each window for the tuner, the oracle and every static

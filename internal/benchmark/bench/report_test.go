@@ -133,6 +133,15 @@ func TestReplayMarkdown(t *testing.T) {
 			t.Errorf("replay table lacks %q:\n%s", want, out)
 		}
 	}
+	// A tuner behind the best static setting is said to be above it, not "-N% below".
+	b.Reset()
+	behind := []autotune.ReplayRun{{Name: "auto", P90Ms: 30}, {Name: "static off", P90Ms: 25}, {Name: "oracle", P90Ms: 20}}
+	if err := WriteReplayMarkdown(&b, table, 80, behind); err != nil {
+		t.Fatal(err)
+	}
+	if want := "auto is 20% above it, the oracle 20% below."; !strings.Contains(b.String(), want) {
+		t.Errorf("replay summary lacks %q:\n%s", want, b.String())
+	}
 	var svg bytes.Buffer
 	if err := WriteReplaySVG(&svg, "day", schedule, 30*time.Second, runs); err != nil {
 		t.Fatal(err)
