@@ -650,7 +650,7 @@ func (r *VectorIndexReconciler) recoverFromRemoteStore(ctx context.Context, run 
 // unassigned primary that cannot be placed; one that allocation may still place (a restore
 // or recovery in flight) leaves the message as it is.
 func (r *VectorIndexReconciler) explainRed(ctx context.Context, run *indexRun) error {
-	if run.vi.Status.Health != "red" || run.young(r.Options.IndexRedGrace) {
+	if !run.redPastGrace(r.Options.IndexRedGrace) {
 		return nil
 	}
 	lost, err := run.unassignedPrimaries(ctx)
@@ -674,6 +674,12 @@ func (r *VectorIndexReconciler) explainRed(ctx context.Context, run *indexRun) e
 		}
 	}
 	return nil
+}
+
+// redPastGrace says the index is red for longer than a new index's primaries take to
+// start: Degraded IndexRed, and worth explaining.
+func (run *indexRun) redPastGrace(grace time.Duration) bool {
+	return run.vi.Status.Health == "red" && !run.young(grace)
 }
 
 // unassignedPrimaries are the index's primary shards no node holds, read once per reconcile.

@@ -37,7 +37,7 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (tim
 	gen := run.vi.Generation
 	var conflict *conflictError
 	switch {
-	case stepErr == nil && st.Health == "red" && !run.young(r.Options.IndexRedGrace):
+	case stepErr == nil && run.redPastGrace(r.Options.IndexRedGrace):
 		msg := "index health is red: some primary shards are unassigned"
 		if run.redCause != "" {
 			msg += "; " + run.redCause
