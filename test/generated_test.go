@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
@@ -29,7 +30,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		cmd.Dir = root
 		// controller-gen loads every module under the root itself (test/argocd is in no
 		// workspace), as make manifests runs it.
-		cmd.Env = moduleOnly
+		cmd.Env = devenv.OutsideWorkspace()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("controller-gen %v: %v\n%s", args, err, out)
 		}
@@ -49,7 +50,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	}
 	refDocs := exec.Command(filepath.Join(root, "bin", "crd-ref-docs"), append(strings.Fields(string(flags[1])), "--output-path="+filepath.Join(tmp, "api-reference.md"))...)
 	refDocs.Dir = root
-	refDocs.Env = moduleOnly
+	refDocs.Env = devenv.OutsideWorkspace()
 	if out, err := refDocs.CombinedOutput(); err != nil {
 		t.Fatalf("crd-ref-docs: %v\n%s", err, out)
 	}

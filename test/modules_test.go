@@ -1,12 +1,12 @@
 package test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
@@ -18,10 +18,6 @@ import (
 // Kubernetes libraries).
 var modules = []string{".", "test", "test/argocd"}
 
-// moduleOnly runs the go command on the module of its folder alone, outside the workspace
-// hack/test.sh sets up.
-var moduleOnly = append(os.Environ(), "GOWORK=off")
-
 // TestModulesAreTidy: every go.mod lists exactly what its packages and their tests import
 // (`go mod tidy` in each folder of modules).
 func TestModulesAreTidy(t *testing.T) {
@@ -30,7 +26,7 @@ func TestModulesAreTidy(t *testing.T) {
 	for _, dir := range modules {
 		cmd := exec.Command("go", "mod", "tidy", "-diff")
 		cmd.Dir = filepath.Join(root, dir)
-		cmd.Env = moduleOnly
+		cmd.Env = devenv.OutsideWorkspace()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s/go.mod is not tidy (run go mod tidy there): %v\n%s", dir, err, out)
 		}
@@ -47,7 +43,7 @@ func TestTestsBuildTheOperatorAsShipped(t *testing.T) {
 	goList := func(dir string, args ...string) map[string]string {
 		cmd := exec.Command("go", append([]string{"list"}, args...)...)
 		cmd.Dir = dir
-		cmd.Env = moduleOnly
+		cmd.Env = devenv.OutsideWorkspace()
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("go list %v in %s: %v", args, dir, err)

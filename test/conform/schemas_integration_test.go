@@ -19,6 +19,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
@@ -85,9 +86,8 @@ func installMonitoringCRDs(t *testing.T, env *envtest.Environment) {
 	out := t.TempDir()
 	gen := exec.Command(filepath.Join(root, "bin", "controller-gen"), "crd:allowDangerousTypes=true", "paths=./v1", "output:crd:dir="+out)
 	gen.Dir = strings.TrimSpace(string(mod))
-	// As that module builds itself (its own go.mod's Kubernetes types, whose field
-	// descriptions the CRD carries), not in the tests' workspace.
-	gen.Env = append(os.Environ(), "GOWORK=off")
+	// With that module's own go.mod: the CRD carries its Kubernetes types' descriptions.
+	gen.Env = devenv.OutsideWorkspace()
 	if msg, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("controller-gen on the monitoring types (make tools installs it): %v\n%s", err, msg)
 	}

@@ -24,6 +24,14 @@ import (
 // builds; it matches the k8s.io client libraries in go.mod.
 const DefaultKubeVersion = "v1.37.0"
 
+// OutsideWorkspace is this process's environment with the go command's workspace off, for
+// a command that builds or loads a module as that module builds itself — the Dockerfile's
+// build, controller-gen over a module — not in the tests' workspace (hack/test.sh), which
+// raises a dependency module to the workspace's versions and holds no other tree.
+func OutsideWorkspace() []string {
+	return append(os.Environ(), "GOWORK=off")
+}
+
 // RepoRoot finds the repository root: the nearest folder above the working directory that
 // holds hack/opensearch.sh.
 func RepoRoot() (string, error) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 )
 
 // Refs of the images the real node runs. They name no registry anyone could pull from: pods
@@ -128,9 +130,9 @@ func Operator(root, work string) (Image, error) {
 	build := strings.ReplaceAll(df.BuildCommand, outDir+"/", filepath.Dir(binary)+"/")
 	cmd := exec.Command("sh", "-c", build)
 	cmd.Dir = root
-	// The module alone, as in the Dockerfile's build stage: not the tests' workspace
-	// (hack/test.sh), which an older commit's tree is not part of.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	// The module alone, as in the Dockerfile's build stage (an older commit's tree is in
+	// no workspace).
+	cmd.Env = devenv.OutsideWorkspace()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Image{}, fmt.Errorf("%s: %w\n%s", build, err, out)
 	}
