@@ -3,7 +3,7 @@
 # source k-NN $KNN_NATIVE_VERSION pins (../shared/knn-native: k-NN's jni/ with faiss and nmslib,
 # the plugin's patches applied) and installs them into an assembled OpenSearch home the way
 # the official distribution lays them out: plugins/opensearch-knn/lib/, with the OpenMP
-# runtime a minimal Debian lacks, each found through RUNPATH $ORIGIN; nodes put that folder
+# runtimes a minimal Debian lacks, each found through RUNPATH $ORIGIN; nodes put that folder
 # on the JVM's library path (hack/opensearch.sh, and the e2e image's LD_LIBRARY_PATH as the
 # official image sets it).
 #
@@ -138,18 +138,22 @@ fi
 [ -f "$home/plugins/opensearch-knn/opensearch-knn-$KNN_NATIVE_VERSION.jar" ] \
   || die "$home has no k-NN $KNN_NATIVE_VERSION plugin: these libraries are built for that version's Java side"
 lib="$home/plugins/opensearch-knn/lib"
+# The runtime libraries the JNI libraries link beyond the C and C++ runtimes, which a minimal
+# Debian (the e2e image's root filesystem) lacks, ride along as the official build ships its
+# OpenMP: libgomp for the gcc-built levels, LLVM's libomp for the clang-built avx512_spr level.
+# BLAS and LAPACK are static. test/harness/images refuses an image whose libraries still
+# link something it lacks.
+runtime=$(for d in "${dirs[@]}"; do ldd "$d"/*.so; done | awk '$3 ~ /^\// && $1 !~ /^(libc|libm|libmvec|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux-[^.]*|libopensearchknn_[a-z0-9_]*)\.so/ { print $3 }' | sort -u)
 # Installed already from the same builds: nothing to do (nodes may be running from the home).
-[ "$(cat "$lib/.built" 2>/dev/null)" = "${dirs[*]}" ] && exit 0
+[ "$(cat "$lib/.built" 2>/dev/null)" = "${dirs[*]} $runtime" ] && exit 0
 mkdir -p "$lib"
 # place copies a file in by rename, never over a library a running node has mapped.
 place() { cp -L "$1" "$lib/.$(basename "$1").tmp" && mv -f "$lib/.$(basename "$1").tmp" "$lib/$(basename "$1")"; }
 for d in "${dirs[@]}"; do for f in "$d"/*.so; do place "$f"; done; done
-# The runtime library the JNI libraries link that a minimal Debian (the e2e image's root
-# filesystem) lacks, as the official build ships it: OpenMP (BLAS and LAPACK are static).
-for dep in $(ldd "$lib"/libopensearchknn_*.so | awk '$3 ~ /libgomp/ { print $3 }' | sort -u); do place "$dep"; done
+for dep in $runtime; do place "$dep"; done
 if ldd "$lib"/*.so | grep -q 'not found'; then
   ldd "$lib"/*.so >&2
   die "a k-NN native library in $lib links a library that is not there"
 fi
-echo "${dirs[*]}" >"$lib/.built"
+echo "${dirs[*]} $runtime" >"$lib/.built"
 log "k-NN native libraries (${variants[*]}) installed in $lib"

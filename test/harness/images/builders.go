@@ -280,6 +280,19 @@ func OpenSearch(root, work string, in OpenSearchInputs) (Image, error) {
 			{Source: shim, Target: "usr/local/lib/vectorpilot-e2e/libnofile-shim.so", Owner: &Owner{}, Mode: 0o755},
 		},
 	}
+	// A k-NN library that links what the image lacks fails only when a node first loads it
+	// (an UnsatisfiedLinkError, then a crash loop), so the build refuses such an image.
+	knnLib := "/" + home + "/plugins/opensearch-knn/lib"
+	tree := imageFS{{"/", in.RootFS}, {"/" + home, in.Home}, {"/" + home + "/jdk", in.JDK}}
+	if _, err := os.Stat(tree.host(knnLib)); err == nil {
+		missing, err := tree.unresolvedLibraries(knnLib, []string{knnLib})
+		if err != nil {
+			return Image{}, err
+		}
+		if len(missing) > 0 {
+			return Image{}, fmt.Errorf("the k-NN native libraries would not load in the image:\n%s", strings.Join(missing, "\n"))
+		}
+	}
 	var paths []string
 	for _, name := range []string{"opensearch-rootfs.tar", "opensearch-jdk.tar", "opensearch-home.tar"} {
 		path := filepath.Join(work, name)
@@ -297,7 +310,7 @@ func OpenSearch(root, work string, in OpenSearchInputs) (Image, error) {
 			"PATH=/usr/share/opensearch/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			"LD_PRELOAD=/usr/local/lib/vectorpilot-e2e/libnofile-shim.so",
 			// Where the k-NN engines' native libraries are, as the official image sets it.
-			"LD_LIBRARY_PATH=/" + home + "/plugins/opensearch-knn/lib",
+			"LD_LIBRARY_PATH=" + knnLib,
 		},
 	}}, nil
 }
