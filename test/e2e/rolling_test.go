@@ -188,9 +188,9 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	}()
 
 	t.Logf("rolling restart of %d nodes (maxUnavailable %d) took %s, a CPU hog on one core for %s; health samples %v (%d unanswered); "+
-		"at most %d pods not ready at once (%s), at most %d stopped by the restart at once; samples with search weight 0 by node %v",
+		"at most %d pods not ready at once (%s), at most %d stopped by the restart at once (%s); samples with search weight 0 by node %v",
 		pool.Replicas, sc.Spec.Managed.UpdateStrategy.MaxUnavailable, took.Round(time.Second), hogged.Round(time.Second), colours, unanswered,
-		seen.mostNotReady, strings.Join(seen.notReadyAtMost, ", "), seen.mostStopped, health.weighedAway)
+		seen.mostNotReady, strings.Join(seen.notReadyAtMost, ", "), seen.mostStopped, strings.Join(seen.stoppedAtMost, ", "), health.weighedAway)
 	for _, p := range phases {
 		var unknown []string
 		for _, f := range p.failures {
@@ -254,7 +254,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 		t.Errorf("stopped while a pod holding copies of its shards was down: %s", v)
 	}
 	if seen.mostStopped > 1 {
-		t.Errorf("%d pods stopped by the restart at once: pods holding copies of the same shard were down together", seen.mostStopped)
+		t.Errorf("%d pods stopped by the restart at once (%s): pods holding copies of the same shard were down together", seen.mostStopped, strings.Join(seen.stoppedAtMost, ", "))
 	}
 	return seen
 }
@@ -866,9 +866,11 @@ type podWatch struct {
 
 type podsSeen struct {
 	mostNotReady, mostStopped int
-	// notReadyAtMost names the pods that were not ready when mostNotReady was first seen.
-	notReadyAtMost   []string
-	stoppedWhileDown []string
+	// notReadyAtMost names the pods that were not ready when mostNotReady was first seen,
+	// stoppedAtMost the pods counted as stopped when mostStopped was (a missing pod by the
+	// names of the pods there were).
+	notReadyAtMost, stoppedAtMost []string
+	stoppedWhileDown              []string
 	// stoppedElected are the pods deleted while their node was the elected cluster
 	// manager (it should have handed its role over first).
 	stoppedElected []string
@@ -893,7 +895,14 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 			var pods corev1.PodList
 			if err := k8s.List(context.Background(), &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err == nil {
 				now := time.Now()
-				var notReady []string
+				var notReady, stoppedNow []string
+				if missing := want - len(pods.Items); missing > 0 {
+					var there []string
+					for i := range pods.Items {
+						there = append(there, pods.Items[i].Name)
+					}
+					stoppedNow = append(stoppedNow, fmt.Sprintf("%d missing (there: %v)", missing, there))
+				}
 				stopped := max(want-len(pods.Items), 0)
 				for i := range pods.Items {
 					p := &pods.Items[i]
@@ -915,10 +924,12 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 					case p.DeletionTimestamp != nil:
 						notReady = append(notReady, p.Name+" (terminating)")
 						stopped++
+						stoppedNow = append(stoppedNow, p.Name+" (terminating)")
 					case !managed.PodReady(p):
 						notReady = append(notReady, p.Name+" (not ready)")
 						if before[p.Name] != string(p.UID) && !beenReady[string(p.UID)] {
 							stopped++
+							stoppedNow = append(stoppedNow, fmt.Sprintf("%s (%.5s, new, not ready yet)", p.Name, p.UID))
 						}
 					default:
 						beenReady[string(p.UID)] = true
@@ -952,7 +963,10 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 				if len(notReady) > w.seen.mostNotReady {
 					w.seen.mostNotReady, w.seen.notReadyAtMost = len(notReady), notReady
 				}
-				w.seen.mostStopped = max(w.seen.mostStopped, stopped)
+				if stopped > w.seen.mostStopped {
+					stoppedNow = append(stoppedNow, now.Format("at 15:04:05.000"))
+					w.seen.mostStopped, w.seen.stoppedAtMost = stopped, stoppedNow
+				}
 			}
 			select {
 			case <-w.done:
