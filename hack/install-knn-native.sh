@@ -86,11 +86,13 @@ recipe_of() {
     avx512_spr) flags=(-DAVX2_ENABLED=true -DAVX512_ENABLED=true -DAVX512_SPR_ENABLED=true) ;;
   esac
   # The patches are applied in the source already (APPLY_LIB_PATCHES=false); CONFIG_TEST off
-  # keeps googletest's download out; RUNPATH $ORIGIN finds util and OpenMP beside each JNI
-  # library.
+  # keeps googletest's download out. RUNPATH is $ORIGIN alone, which finds util and OpenMP
+  # beside each JNI library: CMake's build RUNPATH would add the build folder and the
+  # compiler's library folder (LLVM's libomp), paths of this machine that let ldd here find
+  # what a node's image lacks.
   flags+=(-DCMAKE_BUILD_TYPE=Release -DKNN_PLUGIN_VERSION="$KNN_NATIVE_VERSION" -DAPPLY_LIB_PATCHES=false
     -DCOMMIT_LIB_PATCHES=false -DCONFIG_FAISS=ON -DCONFIG_NMSLIB=ON -DCONFIG_TEST=OFF
-    -DCMAKE_BUILD_RPATH="\$ORIGIN" -DCMAKE_SKIP_INSTALL_RPATH=ON)
+    -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH="\$ORIGIN")
   key=$({ sha256sum "$source_tar" | cut -c1-64; "$cxx" --version | head -1; echo "${flags[*]} ${targets[*]}"; } | sha256sum | cut -c1-16)
 }
 cache_root=${KNN_NATIVE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vectorpilot}/knn-native-$KNN_NATIVE_VERSION
@@ -114,6 +116,11 @@ build_variant() {
     && cmake --build "$work/build" -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee -a "$work/build.log" | progress "$v level"; test "${PIPESTATUS[0]}" = 0); then
     tail -n 30 "$work/build.log" >&2
     die "building the $v level failed (log: $work/build.log)"
+  fi
+  # shellcheck disable=SC2016 # $ORIGIN is the linker's, literally
+  if readelf -d "$work"/build/release/libopensearchknn_*.so | grep -E '\((RUN)?PATH\)' | grep -vqF '[$ORIGIN]'; then
+    readelf -d "$work"/build/release/libopensearchknn_*.so | grep -E '\((RUN)?PATH\)' >&2
+    die "the $v level's libraries look for libraries outside their own folder"
   fi
   rm -rf "$out" && mkdir -p "$out"
   cp "$work"/build/release/libopensearchknn_*.so "$out/"
