@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -95,7 +94,7 @@ func (fs imageFS) linkerDirs() []string {
 			line = strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
 			if pattern, ok := strings.CutPrefix(line, "include "); ok {
 				matches, _ := filepath.Glob(fs.host(strings.TrimSpace(pattern)))
-				sort.Strings(matches)
+				slices.Sort(matches)
 				for _, m := range matches {
 					read(path.Join(path.Dir(strings.TrimSpace(pattern)), filepath.Base(m)), depth+1)
 				}
@@ -110,7 +109,7 @@ func (fs imageFS) linkerDirs() []string {
 
 // unresolvedLibraries checks every shared library in the image folder dir and, in turn,
 // every library they link: each needed library must be found where the image's dynamic
-// linker looks (the object's RUNPATH with $ORIGIN, ldLibraryPath, then the image's linker
+// linker looks (ldLibraryPath, the object's RUNPATH with $ORIGIN, then the image's linker
 // folders). It returns one line per library that would fail to load, naming what it needs.
 func (fs imageFS) unresolvedLibraries(dir string, ldLibraryPath []string) ([]string, error) {
 	entries, err := os.ReadDir(fs.host(dir))
@@ -164,8 +163,8 @@ func (fs imageFS) unresolvedLibraries(dir string, ldLibraryPath []string) ([]str
 				searched = append(searched, strings.NewReplacer("$ORIGIN", path.Dir(file), "${ORIGIN}", path.Dir(file)).Replace(d))
 			}
 		}
-		var dirs []string // in the linker's order, each once
-		for _, d := range append(append(searched, ldLibraryPath...), defaults...) {
+		var dirs []string // in the linker's order (LD_LIBRARY_PATH before RUNPATH), each once
+		for _, d := range slices.Concat(ldLibraryPath, searched, defaults) {
 			if !slices.Contains(dirs, d) {
 				dirs = append(dirs, d)
 			}
