@@ -895,15 +895,9 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 			var pods corev1.PodList
 			if err := k8s.List(context.Background(), &pods, client.InNamespace(sc.Namespace), client.MatchingLabels(managed.ClusterSelector(sc))); err == nil {
 				now := time.Now()
-				var notReady, stoppedNow []string
-				if missing := want - len(pods.Items); missing > 0 {
-					var there []string
-					for i := range pods.Items {
-						there = append(there, pods.Items[i].Name)
-					}
-					stoppedNow = append(stoppedNow, fmt.Sprintf("%d missing (there: %v)", missing, there))
-				}
-				stopped := max(want-len(pods.Items), 0)
+				// stoppedPods are the pods there that count as stopped; missing ones count too.
+				var notReady, stoppedPods []string
+				missing := max(want-len(pods.Items), 0)
 				for i := range pods.Items {
 					p := &pods.Items[i]
 					now := "ready"
@@ -923,13 +917,11 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 					switch {
 					case p.DeletionTimestamp != nil:
 						notReady = append(notReady, p.Name+" (terminating)")
-						stopped++
-						stoppedNow = append(stoppedNow, p.Name+" (terminating)")
+						stoppedPods = append(stoppedPods, p.Name+" (terminating)")
 					case !managed.PodReady(p):
 						notReady = append(notReady, p.Name+" (not ready)")
 						if before[p.Name] != string(p.UID) && !beenReady[string(p.UID)] {
-							stopped++
-							stoppedNow = append(stoppedNow, fmt.Sprintf("%s (%.5s, new, not ready yet)", p.Name, p.UID))
+							stoppedPods = append(stoppedPods, fmt.Sprintf("%s (%.5s, new, not ready yet)", p.Name, p.UID))
 						}
 					default:
 						beenReady[string(p.UID)] = true
@@ -963,9 +955,16 @@ func watchPods(sc *v1alpha1.SearchCluster, base string, before map[string]string
 				if len(notReady) > w.seen.mostNotReady {
 					w.seen.mostNotReady, w.seen.notReadyAtMost = len(notReady), notReady
 				}
-				if stopped > w.seen.mostStopped {
-					stoppedNow = append(stoppedNow, now.Format("at 15:04:05.000"))
-					w.seen.mostStopped, w.seen.stoppedAtMost = stopped, stoppedNow
+				if stopped := missing + len(stoppedPods); stopped > w.seen.mostStopped {
+					if missing > 0 {
+						var there []string
+						for i := range pods.Items {
+							there = append(there, pods.Items[i].Name)
+						}
+						stoppedPods = append(stoppedPods, fmt.Sprintf("%d missing (there: %v)", missing, there))
+					}
+					stoppedPods = append(stoppedPods, now.Format("at 15:04:05.000"))
+					w.seen.mostStopped, w.seen.stoppedAtMost = stopped, stoppedPods
 				}
 			}
 			select {
