@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -236,14 +235,7 @@ func TestSecurityOffIsAWarning(t *testing.T) {
 		t.Error("a CA for a cluster without security")
 	}
 	// Security cannot be switched on later: nodes with and without TLS form no cluster.
-	// The operator writes the object meanwhile: a conflict is retried on the newest.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
-			return err
-		}
-		sc.Spec.Managed.Security.Enabled = nil
-		return e.k8s.Update(e.ctx, sc)
-	})
+	err := e.tryUpdate(sc, func() { sc.Spec.Managed.Security.Enabled = nil })
 	if err == nil || !strings.Contains(err.Error(), "spec.managed.security.enabled cannot change") {
 		t.Errorf("switching security on: %v", err)
 	}

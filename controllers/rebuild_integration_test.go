@@ -552,8 +552,7 @@ func TestRemovingTheStrategyMidRebuildLetsItFinish(t *testing.T) {
 		t.Errorf("gate without spec.rebuild: %+v, want the schema's (100 queries, k 10)", rb.Gate)
 	}
 	e.waitIndexReady(vi)
-	vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](24)
-	if err := e.k8s.Update(e.ctx, vi); err == nil || !strings.Contains(err.Error(), "method.parameters.m is immutable unless spec.rebuild.strategy is BlueGreen") {
+	if err := e.tryUpdate(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](24) }); err == nil || !strings.Contains(err.Error(), "method.parameters.m is immutable unless spec.rebuild.strategy is BlueGreen") {
 		t.Errorf("a build change without the strategy: %v, want refused", err)
 	}
 }

@@ -157,9 +157,9 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	if err := osClient.Bulk(t.Context(), []byte(`{"index":{"_index":"`+served.Spec.IndexName+`","_id":"x"}}`+"\n"+`{"title":"new"}`+"\n")); err == nil {
 		t.Error("a document was written to the searchable snapshot")
 	}
-	served.Spec.Fields = append(served.Spec.Fields, v1alpha1.VectorField{Name: "more", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene",
-		Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}})
-	if err := e.k8s.Update(e.ctx, served); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "RemoteSnapshot index are immutable") {
+	more := v1alpha1.VectorField{Name: "more", Dimension: 8, DataType: "float", SpaceType: "l2", Engine: "lucene",
+		Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}
+	if err := e.tryUpdate(served, func() { served.Spec.Fields = append(served.Spec.Fields, more) }); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "RemoteSnapshot index are immutable") {
 		t.Errorf("a field added to a RemoteSnapshot index: %v, want refused at admission", err)
 	}
 	e.update(served, func() { served.Spec.RefreshInterval = "30s"; served.Spec.Replicas = 1 })

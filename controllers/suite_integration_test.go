@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -191,19 +192,22 @@ func (e *env) create(o client.Object) {
 // update re-reads o, applies change and writes it back, retrying on conflicts.
 func (e *env) update(o client.Object, change func()) {
 	e.t.Helper()
-	for i := 0; ; i++ {
+	if err := e.tryUpdate(o, change); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// tryUpdate re-reads o, applies change and writes it back, and returns the API server's
+// answer to the change. The operator writes the object too (its status, its recorded
+// defaults), so a conflict says nothing about the change: it is retried on the newest.
+func (e *env) tryUpdate(o client.Object, change func()) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(o), o); err != nil {
-			e.t.Fatal(err)
+			return err
 		}
 		change()
-		err := e.k8s.Update(e.ctx, o)
-		if err == nil {
-			return
-		}
-		if i > 5 {
-			e.t.Fatal(err)
-		}
-	}
+		return e.k8s.Update(e.ctx, o)
+	})
 }
 
 // eventually polls check until it returns true or timeout passes; on timeout it fails with

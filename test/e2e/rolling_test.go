@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -439,19 +440,22 @@ func TestScaleDownKeepsEveryDocument(t *testing.T) {
 
 func update(t *testing.T, obj client.Object, edit func()) {
 	t.Helper()
-	for {
+	if err := tryUpdate(obj, edit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryUpdate re-reads obj, applies edit and writes it back, and returns the API server's
+// answer to the edit: the operator writes the object too, so a conflict, which says nothing
+// about the edit, is retried on the newest.
+func tryUpdate(obj client.Object, edit func()) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		edit()
-		err := k8s.Update(context.Background(), obj)
-		if err == nil {
-			return
-		}
-		if !apierrors.IsConflict(err) {
-			t.Fatal(err)
-		}
-	}
+		return k8s.Update(context.Background(), obj)
+	})
 }
 
 // podNames are every pod's name by UID.
