@@ -11,6 +11,10 @@ cd "$ROOT_DIR"
 run="$BIN_DIR/run/demo"
 mkdir -p "$run"
 export KUBECONFIG="$run/kubeconfig"
+# kubectl of the control plane's version, built as its binaries are: a machine's own kubectl
+# may be any version, and kubectl supports one minor version of skew.
+bash hack/install-kube.sh kubectl
+export PATH="$BIN_DIR/k8s/$KUBE_VERSION:$PATH"
 ns=demo
 operator_pid=""
 DEMO_VECTORS=${DEMO_VECTORS:-20000}
@@ -30,7 +34,7 @@ cleanup() {
     cat <<MSG
 
 Left running (DEMO_KEEP=1):
-  export KUBECONFIG=$KUBECONFIG
+  export KUBECONFIG=$KUBECONFIG PATH=$BIN_DIR/k8s/$KUBE_VERSION:\$PATH
   kubectl -n $ns get searchclusters,vectorindices
   OpenSearch: $url      operator log: $run/operator.log
 Stop it all with: kill $operator_pid; hack/opensearch.sh destroy demo; hack/s3.sh stop demo

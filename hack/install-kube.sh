@@ -2,7 +2,8 @@
 # Builds the real Kubernetes binaries from the Go module proxy — by default the control
 # plane envtest runs (kube-apiserver, and kube-scheduler + kube-controller-manager for
 # placement tests); name others to build them instead (hack/install-node.sh asks for kubelet
-# and kube-proxy) — and etcd, from the module proxy too.
+# and kube-proxy; the demo and the README's quick start test for kubectl) — and etcd, from
+# the module proxy too.
 # Idempotent: each binary is built once and cached under bin/k8s/$KUBE_VERSION.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -36,8 +37,9 @@ ensure_etcd() {
 scratch_module() {
   local dir="$BIN_DIR/k8s/build-$KUBE_VERSION"
   mkdir -p "$dir"
-  # .complete-2: the module also imports the node's binaries (kubelet, kube-proxy).
-  if [ ! -f "$dir/go.sum" ] || [ ! -f "$dir/.complete-2" ]; then
+  # .complete-3: the module also imports the node's binaries (kubelet, kube-proxy) and
+  # kubectl's packages (its main imports k8s.io/kubectl/pkg/cmd and the client auth plugins).
+  if [ ! -f "$dir/go.sum" ] || [ ! -f "$dir/.complete-3" ]; then
     log "preparing a build module for k8s.io/kubernetes $KUBE_VERSION"
     local gomod
     gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
@@ -57,10 +59,11 @@ scratch_module() {
       for cmd in kube-apiserver kube-scheduler kube-controller-manager kubelet kube-proxy; do
         printf '\t_ "k8s.io/kubernetes/cmd/%s/app"\n' "$cmd"
       done
+      printf '\t_ "k8s.io/kubectl/pkg/cmd"\n\t_ "k8s.io/client-go/plugin/pkg/client/auth"\n'
       printf ')\n\nfunc main() {}\n'
     } >"$dir/tools.go"
     (cd "$dir" && go mod tidy >/dev/null)
-    touch "$dir/.complete-2"
+    touch "$dir/.complete-3"
   fi
   echo "$dir"
 }
