@@ -17,12 +17,14 @@ done < "$ROOT_DIR/hack/versions.env"
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# install_go_tool installs a pinned Go command into bin/ unless that version is there.
+# install_go_tool installs a pinned Go command into bin/ unless that version is there; the
+# arguments after the version go to go install.
 install_go_tool() {
   local name=$1 pkg=$2 version=$3 stamp="$BIN_DIR/.$1.version"
+  shift 3
   if [ -x "$BIN_DIR/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then return 0; fi
   log "installing $name $version"
-  GOBIN="$BIN_DIR" GOFLAGS='' go install "$pkg@$version"
+  GOBIN="$BIN_DIR" GOFLAGS='' go install "$@" "$pkg@$version"
   echo "$version" >"$stamp"
 }
 

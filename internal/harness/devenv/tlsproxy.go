@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,8 +24,10 @@ import (
 // stands in for the OpenSearch security plugin's HTTP layer, which cannot be installed
 // here: TLS with a private CA and username/password authentication.
 type TLSProxy struct {
-	// URL is https://127.0.0.1:PORT.
+	// URL is https://HOST:PORT.
 	URL string
+	// Port is the port it listens on.
+	Port int
 	// CA is the PEM of the CA that signed the server certificate; WrongCA another CA's.
 	CA, WrongCA []byte
 	dir         string
@@ -45,6 +48,12 @@ func StartTLSProxy(root, upstream string, users map[string]string) (*TLSProxy, e
 // StartTLSProxyWith is StartTLSProxy with a server certificate (for 127.0.0.1 and
 // localhost) that ca signs.
 func StartTLSProxyWith(root, upstream string, users map[string]string, ca *pki.CA) (*TLSProxy, error) {
+	return StartTLSProxyAt(root, "127.0.0.1", []string{"127.0.0.1", "localhost"}, upstream, users, ca)
+}
+
+// StartTLSProxyAt is StartTLSProxyWith listening on host (an address of this machine: the
+// loopback, or a link the harness made) with a server certificate for names.
+func StartTLSProxyAt(root, host string, names []string, upstream string, users map[string]string, ca *pki.CA) (*TLSProxy, error) {
 	bin := filepath.Join(root, "bin", "nginx")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("nginx missing at %s: run hack/install-nginx.sh (make test does): %w", bin, err)
@@ -65,15 +74,16 @@ func StartTLSProxyWith(root, upstream string, users map[string]string, ca *pki.C
 		return nil, err
 	}
 	p.CA, p.WrongCA = ca.CertPEM, wrong.CertPEM
-	server, err := ca.Issue("opensearch", []string{"127.0.0.1", "localhost"}, time.Hour)
+	server, err := ca.Issue("opensearch", names, time.Hour)
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort("127.0.0.1")
+	port, err := FreePort(host)
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{"server.crt": server.CertPEM, "server.key": server.KeyPEM, "nginx.conf": []byte(nginxConfig(dir, port, upstream))}
+	address := net.JoinHostPort(host, strconv.Itoa(port))
+	files := map[string][]byte{"server.crt": server.CertPEM, "server.key": server.KeyPEM, "nginx.conf": []byte(nginxConfig(dir, address, upstream))}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return nil, err
@@ -88,16 +98,16 @@ func StartTLSProxyWith(root, upstream string, users map[string]string, ca *pki.C
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
-	p.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	p.URL, p.Port = "https://"+address, port
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pool(p.CA)})
+		conn, err := tls.Dial("tcp", address, &tls.Config{RootCAs: pool(p.CA), ServerName: names[0]})
 		if err == nil {
 			conn.Close()
 			break
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			return nil, fmt.Errorf("nginx did not answer TLS on port %d: %v\n%s", port, err, log)
+			return nil, fmt.Errorf("nginx did not answer TLS on %s: %v\n%s", address, err, log)
 		}
 	}
 	ok = true
@@ -133,7 +143,7 @@ func (p *TLSProxy) Stop() error {
 	return os.RemoveAll(p.dir)
 }
 
-func nginxConfig(dir string, port int, upstream string) string {
+func nginxConfig(dir, address, upstream string) string {
 	return fmt.Sprintf(`daemon off;
 master_process on;
 worker_processes 1;
@@ -149,7 +159,7 @@ http {
   scgi_temp_path %[1]s/scgi;
   client_max_body_size 200m;
   server {
-    listen 127.0.0.1:%[2]d ssl;
+    listen %[2]s ssl;
     ssl_certificate %[1]s/server.crt;
     ssl_certificate_key %[1]s/server.key;
     ssl_protocols TLSv1.2 TLSv1.3;
@@ -163,7 +173,7 @@ http {
     }
   }
 }
-`, dir, port, upstream)
+`, dir, address, upstream)
 }
 
 // FreePort is a TCP port free on address now.
