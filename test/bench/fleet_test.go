@@ -5,7 +5,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,8 +38,20 @@ func TestMain(m *testing.M) {
 // resync 60s, cluster poll 30s), so a minute shows the steady cost.
 const idleWindow = time.Minute
 
+// BenchmarkFleetToReady applies each of FLEET_SIZES (default 100,500) VectorIndexes at once.
 func BenchmarkFleetToReady(b *testing.B) {
-	for _, n := range []int{100, 500} {
+	sizes := []int{100, 500}
+	if env := os.Getenv("FLEET_SIZES"); env != "" {
+		sizes = nil
+		for _, f := range strings.Split(env, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("FLEET_SIZES=%q: want sizes like 100,500,5000", env)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("indexes=%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				fleet(b, n)
@@ -50,12 +65,18 @@ func fleet(b *testing.B, n int) {
 	ctx := context.Background()
 	ns := fmt.Sprintf("fleet-%d-%d", n, time.Now().UnixNano()%100000)
 	k8s := operatortest.Run(b, ns, "0", controllers.Options{})
+	// One shard each: past OpenSearch's default 1,000 shards per node the node refuses
+	// new indexes, so the limit follows the fleet while it runs.
+	testsupport.Send(b, "PUT", url+"/_cluster/settings", fmt.Sprintf(`{"persistent":{"cluster.max_shards_per_node":%d}}`, max(1000, 2*n)))
+	b.Cleanup(func() {
+		testsupport.Send(b, "PUT", url+"/_cluster/settings", `{"persistent":{"cluster.max_shards_per_node":null}}`)
+	})
 
 	must(b, k8s.Create(ctx, &v1alpha1.SearchCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns},
 		Spec:       v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: url}},
 	}))
-	reqs0, reconciles0 := requests(ns), reconciles()
+	reqs0, reconciles0, latency0 := requests(ns), reconciles(), reconcileLatency()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		must(b, k8s.Create(ctx, &v1alpha1.VectorIndex{
@@ -68,7 +89,9 @@ func fleet(b *testing.B, n int) {
 			},
 		}))
 	}
+	maxDepth := 0.0
 	for {
+		maxDepth = max(maxDepth, queueDepth())
 		var list v1alpha1.VectorIndexList
 		must(b, k8s.List(ctx, &list, client.InNamespace(ns)))
 		ready := 0
@@ -87,6 +110,7 @@ func fleet(b *testing.B, n int) {
 	}
 	toReady := time.Since(start)
 	reqs1, reconciles1 := requests(ns), reconciles()
+	p99 := reconcileLatency().minus(latency0).quantileBound(0.99)
 	rssAtReady := rssMB()
 	time.Sleep(idleWindow)
 	reqs2 := requests(ns)
@@ -96,8 +120,10 @@ func fleet(b *testing.B, n int) {
 	b.ReportMetric((reqs1-reqs0)/float64(n), "os-requests/index-to-ready")
 	b.ReportMetric((reqs2-reqs1)/float64(n)/idleWindow.Minutes(), "os-requests/index/idle-min")
 	b.ReportMetric(rssAtReady, "operator-rss-MB")
-	b.Logf("%d indexes: all Ready in %s; %.0f reconciles, %.0f OpenSearch requests to Ready; %.0f requests in %s idle; RSS %.0f MB",
-		n, toReady.Round(time.Millisecond), reconciles1-reconciles0, reqs1-reqs0, reqs2-reqs1, idleWindow, rssAtReady)
+	b.ReportMetric(p99, "p99-reconcile-s-at-most")
+	b.ReportMetric(maxDepth, "max-queue-depth")
+	b.Logf("%d indexes: all Ready in %s; %.0f reconciles (p99 at most %gs), work queue depth up to %.0f, %.0f OpenSearch requests to Ready; %.0f requests in %s idle; RSS %.0f MB",
+		n, toReady.Round(time.Millisecond), reconciles1-reconciles0, p99, maxDepth, reqs1-reqs0, reqs2-reqs1, idleWindow, rssAtReady)
 
 	// Clean up: the Delete policy removes the indexes from the shared node.
 	must(b, k8s.DeleteAllOf(ctx, &v1alpha1.VectorIndex{}, client.InNamespace(ns)))
@@ -119,45 +145,97 @@ func must(b *testing.B, err error) {
 
 // requests is the operator's OpenSearch request counter for the namespace's cluster.
 func requests(ns string) float64 {
-	return sumMetric("vectorpilot_opensearch_requests_total", func(m *dto.Metric) bool {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "namespace" && l.GetValue() == ns {
-				return true
-			}
-		}
-		return false
-	})
+	return counterSum("vectorpilot_opensearch_requests_total", "namespace", ns)
 }
 
 // reconciles counts VectorIndex reconciles so far, across managers in this process.
 func reconciles() float64 {
-	return sumMetric("controller_runtime_reconcile_total", func(m *dto.Metric) bool {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "controller" && l.GetValue() == "vectorindex" {
-				return true
-			}
-		}
-		return false
-	})
+	return counterSum("controller_runtime_reconcile_total", "controller", "vectorindex")
 }
 
-func sumMetric(name string, match func(*dto.Metric) bool) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
+// counterSum sums the counter's series whose label key is value.
+func counterSum(name, key, value string) float64 {
 	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if match(m) {
-				sum += m.GetCounter().GetValue()
-			}
+	for _, m := range metricsNamed(name) {
+		if label(m, key) == value {
+			sum += m.GetCounter().GetValue()
 		}
 	}
 	return sum
+}
+
+// queueDepth is the VectorIndex controller's work queue depth now.
+func queueDepth() float64 {
+	var depth float64
+	for _, m := range metricsNamed("workqueue_depth") {
+		if label(m, "name") == "vectorindex" {
+			depth += m.GetGauge().GetValue()
+		}
+	}
+	return depth
+}
+
+// latencyBuckets are the cumulative counts of a reconcile-time histogram by upper bound.
+type latencyBuckets map[float64]uint64
+
+// reconcileLatency is controller-runtime's VectorIndex reconcile-time histogram so far.
+func reconcileLatency() latencyBuckets {
+	out := latencyBuckets{}
+	for _, m := range metricsNamed("controller_runtime_reconcile_time_seconds") {
+		if label(m, "controller") != "vectorindex" {
+			continue
+		}
+		for _, bucket := range m.GetHistogram().GetBucket() {
+			out[bucket.GetUpperBound()] += bucket.GetCumulativeCount()
+		}
+	}
+	return out
+}
+
+func (l latencyBuckets) minus(earlier latencyBuckets) latencyBuckets {
+	out := latencyBuckets{}
+	for bound, n := range l {
+		out[bound] = n - earlier[bound]
+	}
+	return out
+}
+
+// quantileBound is the smallest bucket bound at or under which a fraction q of the
+// reconciles ended: the quantile is at most that (the buckets do not say where inside).
+func (l latencyBuckets) quantileBound(q float64) float64 {
+	bounds := slices.Sorted(maps.Keys(l))
+	if len(bounds) == 0 {
+		return math.NaN()
+	}
+	total := l[bounds[len(bounds)-1]]
+	for _, bound := range bounds {
+		if float64(l[bound]) >= q*float64(total) {
+			return bound
+		}
+	}
+	return math.Inf(1)
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+func metricsNamed(name string) []*dto.Metric {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return nil
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()
+		}
+	}
+	return nil
 }
 
 // rssMB is this process's resident set: the operator's controllers, caches and clients.
