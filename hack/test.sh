@@ -50,7 +50,7 @@ leave_test_slice() {
 # What the run leaves on the machine goes on exit, whatever the outcome; its scratch files too.
 scratch=()
 clean_up() {
-  rm -f "${scratch[@]}"
+  rm -rf "${scratch[@]}"
   bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true
   stop_orphaned_control_planes
   leave_test_slice
@@ -87,13 +87,14 @@ rc=0
 steps=()
 output=$(mktemp)
 packages=$(mktemp)
-events=$(mktemp)
+events=$(mktemp -d)
 scratch+=("$output" "$packages" "$events")
 
 # gotest runs go test through gotestsum, its JUnit report in bin/test-results/<report>.xml:
 # a line per test as it ends and a summary — or go test -v's own output when the
 # arguments ask for it (-v: the measurements tests log) — then go test's closing line per
-# package, read from the events gotestsum recorded.
+# package, read from the events gotestsum recorded (kept per report for the slowest tests
+# at the end).
 install_go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
 mkdir -p "$BIN_DIR/test-results"
 gotest() {
@@ -111,8 +112,8 @@ gotest() {
       -v | -test.v) format=standard-verbose ;;
     esac
   done
-  "$BIN_DIR/gotestsum" --format "$format" --jsonfile "$events" --junitfile "$BIN_DIR/test-results/$report.xml" -- "$@" || status=$?
-  [ "$format" = standard-verbose ] || sed -nE 's/.*"Output":"((ok|FAIL) *\\t[^"]*)\\n".*/\1/p' "$events" | sed 's/\\t/\t/g'
+  "$BIN_DIR/gotestsum" --format "$format" --jsonfile "$events/$report.json" --junitfile "$BIN_DIR/test-results/$report.xml" -- "$@" || status=$?
+  [ "$format" = standard-verbose ] || sed -nE 's/.*"Output":"((ok|FAIL) *\\t[^"]*)\\n".*/\1/p' "$events/$report.json" | sed 's/\\t/\t/g'
   return "$status"
 }
 step() {
@@ -146,4 +147,17 @@ echo "time by step:"
 printf '  %s\n' "${steps[@]}"
 echo "slowest packages:"
 sort -rn "$packages" | head -8 | sed 's/^/  /'
+# Where the time goes inside them: gotestsum's reading of each step's events (a test's
+# time includes its subtests'), its durations (1m51.4s) in seconds to sort across steps.
+echo "slowest tests:"
+for report in "$events"/*.json; do
+  # None when go test ran alone (benchmarks): the glob stays as written.
+  [ ! -e "$report" ] || "$BIN_DIR/gotestsum" tool slowest --jsonfile "$report" --threshold 30s
+done | awk '{
+  d = $3; t = 0
+  if (match(d, /[0-9.]+h/)) t += 3600 * substr(d, RSTART, RLENGTH - 1)
+  if (match(d, /[0-9.]+m/)) t += 60 * substr(d, RSTART, RLENGTH - 1)
+  if (match(d, /[0-9.]+s$/)) t += substr(d, RSTART, RLENGTH - 1)
+  printf "%8.1fs  %s %s\n", t, $1, $2
+}' | sort -rn | head -12 | sed 's/^/  /'
 [ "$rc" -eq 0 ]
