@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 // resync 60s, cluster poll 30s), so a minute shows the steady cost.
 const idleWindow = time.Minute
 
-// BenchmarkFleetToReady applies each of FLEET_SIZES (default 100,500) VectorIndexes at once.
+// BenchmarkFleetToReady applies each of FLEET_SIZES (default 100,500) VectorIndexes at once
+// (FLEET_SIZES=100,500,5000 OPENSEARCH_HEAP=4g for #43's fleet).
 func BenchmarkFleetToReady(b *testing.B) {
 	sizes := []int{100, 500}
 	if env := os.Getenv("FLEET_SIZES"); env != "" {
@@ -64,7 +65,9 @@ func fleet(b *testing.B, n int) {
 	url := testsupport.OpenSearchURL(b)
 	ctx := context.Background()
 	ns := fmt.Sprintf("fleet-%d-%d", n, time.Now().UnixNano()%100000)
-	k8s := operatortest.Run(b, ns, "0", controllers.Options{})
+	// FLEET_INDEX_WORKERS sets the operator's --index-workers (its default when unset).
+	workers, _ := strconv.Atoi(os.Getenv("FLEET_INDEX_WORKERS"))
+	k8s := operatortest.Run(b, ns, "0", controllers.Options{IndexWorkers: workers})
 	// One shard each: past OpenSearch's default 1,000 shards per node the node refuses
 	// new indexes, so the limit follows the fleet while it runs.
 	testsupport.Send(b, "PUT", url+"/_cluster/settings", fmt.Sprintf(`{"persistent":{"cluster.max_shards_per_node":%d}}`, max(1000, 2*n)))
