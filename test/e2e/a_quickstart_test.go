@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,6 +22,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/pki"
+	"github.com/vectorpilot/vectorpilot/internal/security"
 )
 
 // The OpenSearch the README's quick start points at: the official OpenSearch chart's client
@@ -57,7 +56,10 @@ func TestQuickStartAsWritten(t *testing.T) {
 	build, rest := quickStartScripts(t, filepath.Join(root, "README.md"))
 
 	stopSandboxOperator(t)
-	password := randomPassword(t)
+	password, err := security.NewPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
 	upstream := startUserOpenSearch(t, root, password)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), upstream.ca, 0o600); err != nil {
@@ -173,15 +175,6 @@ func replaceOnce(t *testing.T, script, old, replacement string) string {
 		t.Fatalf("the quick start has %q %d times, want once:\n%s", old, n, script)
 	}
 	return strings.Replace(script, old, replacement, 1)
-}
-
-func randomPassword(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }
 
 // userOpenSearch is the OpenSearch a quick-start user already runs: node is its node's own
