@@ -145,19 +145,6 @@ fi
 echo
 echo "time by step:"
 printf '  %s\n' "${steps[@]}"
-echo "slowest packages:"
-sort -rn "$packages" | head -8 | sed 's/^/  /'
-# Where the time goes inside them: gotestsum's reading of each step's events (a test's
-# time includes its subtests'), its durations (1m51.4s) in seconds to sort across steps.
-echo "slowest tests:"
-for report in "$events"/*.json; do
-  # None when go test ran alone (benchmarks): the glob stays as written.
-  [ ! -e "$report" ] || "$BIN_DIR/gotestsum" tool slowest --jsonfile "$report" --threshold 30s
-done | awk '{
-  d = $3; t = 0
-  if (match(d, /[0-9.]+h/)) t += 3600 * substr(d, RSTART, RLENGTH - 1)
-  if (match(d, /[0-9.]+m/)) t += 60 * substr(d, RSTART, RLENGTH - 1)
-  if (match(d, /[0-9.]+s$/)) t += substr(d, RSTART, RLENGTH - 1)
-  printf "%8.1fs  %s %s\n", t, $1, $2
-}' | sort -rn | head -12 | sed 's/^/  /'
+# The summary reports; it never decides the run's outcome.
+bash hack/test-summary.sh "$packages" "$events" || log "the summary failed (exit $?); the tests' outcome stands"
 [ "$rc" -eq 0 ]
