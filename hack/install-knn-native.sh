@@ -158,7 +158,7 @@ mkdir -p "$lib"
 place() { cp -L "$1" "$lib/.$(basename "$1").tmp" && mv -f "$lib/.$(basename "$1").tmp" "$lib/$(basename "$1")"; }
 for d in "${dirs[@]}"; do for f in "$d"/*.so; do place "$f"; done; done
 for dep in $runtime; do place "$dep"; done
-if ldd "$lib"/*.so | grep -q 'not found'; then
+if ldd "$lib"/*.so | grep 'not found' >/dev/null; then
   ldd "$lib"/*.so >&2
   die "a k-NN native library in $lib links a library that is not there"
 fi

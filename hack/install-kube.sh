@@ -20,7 +20,7 @@ mkdir -p "$out"
 # informer that asks for it — Argo's workflow controller's (client-go 0.33) — which then
 # saw pod changes only when it relisted: 30-60 s between workflow steps.
 ensure_etcd() {
-  [ -x "$out/etcd" ] && "$out/etcd" --version | grep -qx "etcd Version: ${ETCD_VERSION#v}" && return 0
+  [ -x "$out/etcd" ] && "$out/etcd" --version | grep -x "etcd Version: ${ETCD_VERSION#v}" >/dev/null && return 0
   log "building etcd $ETCD_VERSION from the module proxy"
   local dir="$BIN_DIR/k8s/build-etcd-$ETCD_VERSION"
   mkdir -p "$dir"
