@@ -53,7 +53,7 @@ type Options struct {
 	// ClusterPollInterval is how often a SearchCluster's health is read. Default 30s.
 	ClusterPollInterval time.Duration
 	// IndexResyncInterval is how often a Ready index is compared with OpenSearch to repair
-	// drift. Default 60s.
+	// drift (by the cluster's catalogue, at most half an interval old). Default 60s.
 	IndexResyncInterval time.Duration
 	// IndexRedGrace is how long a newly created index may be red (its primaries starting)
 	// before it is Degraded. Default 1m.

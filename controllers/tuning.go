@@ -31,7 +31,7 @@ import (
 func (r *VectorIndexReconciler) tune(ctx context.Context, run *indexRun) error {
 	vi := run.vi
 	spec := vi.Spec.Tuning
-	if spec == nil || spec.Mode != v1alpha1.TuningAuto {
+	if !autoTuned(vi) {
 		vi.Status.Tuning = nil
 		meta.RemoveStatusCondition(&vi.Status.Conditions, v1alpha1.ConditionTuned)
 		metrics.ForgetTuning(vi.Namespace, vi.Name)

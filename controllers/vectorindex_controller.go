@@ -31,6 +31,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/connect"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/lastread"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/rebuild"
@@ -64,6 +65,8 @@ type VectorIndexReconciler struct {
 
 	// openSearch, when set, replaces the Resolver (decision tests give a fake).
 	openSearch fakeClients[indexAPI]
+	// lastReads are the settled reads a resync may take again (readIndex).
+	lastReads lastread.Store
 }
 
 // indexAPI is what a VectorIndex reconcile asks of OpenSearch; *opensearch.Client answers
@@ -71,6 +74,7 @@ type VectorIndexReconciler struct {
 type indexAPI interface {
 	rebuildAPI
 	GetIndex(ctx context.Context, name string) (*opensearch.Index, error)
+	Catalogue(ctx context.Context, notBefore time.Time) (*opensearch.Catalogue, error)
 	CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error
 	PutMeta(ctx context.Context, name string, meta map[string]any) error
 	PutSettings(ctx context.Context, name string, settings map[string]any) error
@@ -105,6 +109,12 @@ type indexRun struct {
 	name     string
 	owner    indexspec.Owner
 	live     *opensearch.Index
+	// quiet: live is the last settled read taken again, the catalogue showing the index
+	// unchanged since. Otherwise readVersion is the index's version in a catalogue read
+	// before live was (0: none) and readEnd when live was read.
+	quiet       bool
+	readVersion int64
+	readEnd     time.Time
 	// progressing is set by a step that changed OpenSearch and expects more to settle.
 	progressing string
 	// tunedSlices is the autotuner's slice setting, nil when tuning is off or undecided.
@@ -172,6 +182,55 @@ func (run *indexRun) young(grace time.Duration) bool {
 	return err == nil && time.Since(time.UnixMilli(ms)) < grace
 }
 
+// readIndex reads the live index — or, on a resync of an index whose last reconcile
+// settled, takes that reconcile's read again when the cluster's catalogue shows the index
+// unchanged since, with the catalogue's figures: an idle index costs no request of its own.
+// The catalogue is at most half a resync old, so a change made outside the operator is
+// repaired within one and a half resyncs. An index the autotuner drives reads its own
+// figures: its load estimate wants them as of now.
+func (r *VectorIndexReconciler) readIndex(ctx context.Context, run *indexRun) (*opensearch.Index, error) {
+	if last, ok := r.lastReads.Get(run.vi.UID); ok && last.Generation == run.vi.Generation {
+		notBefore := time.Now().Add(-r.Options.IndexResyncInterval / 2)
+		if last.ReadEnd.After(notBefore) {
+			notBefore = last.ReadEnd
+		}
+		cat, err := run.osClient.Catalogue(ctx, notBefore)
+		if err != nil {
+			logf.FromContext(ctx).V(1).Info("no catalogue of the cluster; reading the index", "error", err.Error())
+		} else {
+			entry, found := cat.Lookup(run.name)
+			if lastread.Unchanged(last, run.vi.Generation, cat, entry, found) {
+				run.quiet = true
+				if entry.Stats != nil && !autoTuned(run.vi) {
+					figures := *entry.Stats
+					run.stats = &figures
+				}
+				return last.Index.Clone(), nil
+			}
+			run.readVersion = entry.Version
+		}
+	}
+	live, err := run.osClient.GetIndex(ctx, run.name)
+	run.readEnd = time.Now()
+	return live, err
+}
+
+// rememberRead keeps a settled reconcile's read for the next resync to take again (a
+// quiet reconcile's record stands as it was); any other outcome forgets it.
+func (r *VectorIndexReconciler) rememberRead(run *indexRun, settled bool) {
+	switch {
+	case !settled || run.live == nil || run.vi.DeletionTimestamp != nil:
+		r.lastReads.Forget(run.vi.UID)
+	case !run.quiet:
+		r.lastReads.Put(run.vi.UID, lastread.Record{Generation: run.vi.Generation, Index: run.live.Clone(), Version: run.readVersion, ReadEnd: run.readEnd})
+	}
+}
+
+// autoTuned says the autotuner sets the index's slices.
+func autoTuned(vi *v1alpha1.VectorIndex) bool {
+	return vi.Spec.Tuning != nil && vi.Spec.Tuning.Mode == v1alpha1.TuningAuto
+}
+
 // conflictError is an index that exists but cannot be made to match: it is left untouched.
 type conflictError struct{ msg string }
 
@@ -186,7 +245,7 @@ func (r *VectorIndexReconciler) resolveCluster(ctx context.Context, run *indexRu
 func (r *VectorIndexReconciler) ensureIndex(ctx context.Context, run *indexRun) error {
 	st := &run.vi.Status
 	st.IndexName = run.name
-	live, err := run.osClient.GetIndex(ctx, run.name)
+	live, err := r.readIndex(ctx, run)
 	switch {
 	case opensearch.IsNotFound(err) && run.vi.Spec.RestoreFrom != nil && st.IndexUUID == "":
 		return r.restoreIndex(ctx, run)
@@ -714,6 +773,7 @@ func (run *indexRun) indexStats(ctx context.Context) (opensearch.IndexStats, err
 
 // finalize applies the deletion policy, then lets the object go.
 func (r *VectorIndexReconciler) finalize(ctx context.Context, vi *v1alpha1.VectorIndex) (ctrl.Result, error) {
+	r.lastReads.Forget(vi.UID)
 	run := newIndexRun(vi)
 	if v1alpha1.IsPaused(vi.Annotations) {
 		// The way out of a deletion that can never finish (cluster or repository gone for

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
+	"github.com/vectorpilot/vectorpilot/internal/conditions"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
@@ -55,15 +56,28 @@ type fakeIndexes struct {
 	shards      []opensearch.ShardCopy
 	unplaceable map[int]string
 	explained   []int
+	// catalogue answers Catalogue when set; catalogues counts the calls.
+	catalogue  *opensearch.Catalogue
+	catalogues int
+	// reads counts GetIndex calls, statsReads Stats calls.
+	reads, statsReads int
 }
 
 var errNotFaked = errors.New("not faked")
 
 func (f *fakeIndexes) GetIndex(_ context.Context, name string) (*opensearch.Index, error) {
+	f.reads++
 	if idx, ok := f.indexes[name]; ok {
 		return idx, nil
 	}
 	return nil, &opensearch.APIError{Status: 404, Type: "index_not_found_exception"}
+}
+func (f *fakeIndexes) Catalogue(context.Context, time.Time) (*opensearch.Catalogue, error) {
+	f.catalogues++
+	if f.catalogue != nil {
+		return f.catalogue, nil
+	}
+	return nil, errNotFaked
 }
 func (f *fakeIndexes) CreateIndex(_ context.Context, name string, settings, properties, indexMeta map[string]any) error {
 	f.created = append(f.created, name)
@@ -89,6 +103,7 @@ func (f *fakeIndexes) PutMapping(_ context.Context, _ string, p map[string]any) 
 }
 func (f *fakeIndexes) DeleteIndex(context.Context, string) error { return errNotFaked }
 func (f *fakeIndexes) Stats(context.Context, string) (opensearch.IndexStats, error) {
+	f.statsReads++
 	if f.stats != nil {
 		return *f.stats, nil
 	}
@@ -606,6 +621,72 @@ func TestVectorIndexReconcile(t *testing.T) {
 	}
 	if got, _ = reconcile("deleted"); got != nil || f.indexes["docs-v1"] == nil {
 		t.Errorf("deleted: object kept %v, index %v; want the object gone and the index retained", got != nil, f.indexes["docs-v1"] != nil)
+	}
+}
+
+// TestAnIdleIndexIsReadFromTheCatalogue: once an index has settled, a resync whose cluster
+// catalogue shows it unchanged since its last read sends no request of its own and takes
+// its figures from the catalogue; a version that moved (a change made outside), a new
+// generation or a catalogue that cannot be read each bring a full read back, and the
+// change made outside is repaired.
+func TestAnIdleIndexIsReadFromTheCatalogue(t *testing.T) {
+	vi := testIndexSpec()
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(vi).WithStatusSubresource(vi).Build()
+	f := &fakeIndexes{indexes: map[string]*opensearch.Index{}, stats: &opensearch.IndexStats{Health: "green", ActivePrimaries: 2, DocsCount: 7}}
+	r := &VectorIndexReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(50),
+		Options:    Options{IndexResyncInterval: 10 * time.Minute, IndexRedGrace: time.Minute},
+		openSearch: func(context.Context, string, string) (indexAPI, error) { return f, nil }}
+	key := client.ObjectKeyFromObject(vi)
+	catalogued := func(version int64, docs int64) *opensearch.Catalogue {
+		return opensearch.NewCatalogue(time.Now(), opensearch.CatalogueEntry{Name: "docs-v1", UUID: "uuid-new", Version: version,
+			Stats: &opensearch.IndexStats{Health: "green", ActivePrimaries: 2, DocsCount: docs}})
+	}
+	// resync reconciles once and says what it asked of OpenSearch.
+	resync := func(step string) (got *v1alpha1.VectorIndex, reads, statsReads, catalogues int) {
+		t.Helper()
+		r0, s0, c0 := f.reads, f.statsReads, f.catalogues
+		got, _ = reconcileOnce[v1alpha1.VectorIndex](t, r, c, key, step)
+		if !conditions.IsReady(got.Status.Conditions) {
+			t.Fatalf("%s: not Ready: %+v", step, got.Status.Conditions)
+		}
+		return got, f.reads - r0, f.statsReads - s0, f.catalogues - c0
+	}
+	reconcileOnce[v1alpha1.VectorIndex](t, r, c, key, "create")
+	resync("started")
+
+	f.catalogue = catalogued(5, 9)
+	if _, reads, statsReads, catalogues := resync("first resync"); reads != 1 || statsReads != 1 || catalogues != 1 {
+		t.Errorf("first resync: %d index reads, %d stats reads, %d catalogues; want a full read (no version known yet) after the catalogue", reads, statsReads, catalogues)
+	}
+	f.catalogue = catalogued(5, 9)
+	if got, reads, statsReads, _ := resync("idle resync"); reads != 0 || statsReads != 0 || got.Status.DocsCount != 9 {
+		t.Errorf("idle resync: %d index reads, %d stats reads, docs %d; want none and the catalogue's 9", reads, statsReads, got.Status.DocsCount)
+	}
+
+	f.indexes["docs-v1"].Settings["index.refresh_interval"] = "30s"
+	f.catalogue = catalogued(6, 9)
+	writes := len(f.settings)
+	if _, reads, _, _ := resync("changed outside"); reads != 1 || len(f.settings) != writes+1 || f.settings[writes]["index.refresh_interval"] != "1s" {
+		t.Errorf("changed outside: %d index reads, setting writes %v; want the index read and its refresh interval put back", reads, f.settings[writes:])
+	}
+
+	got := &v1alpha1.VectorIndex{}
+	if err := c.Get(context.Background(), key, got); err != nil {
+		t.Fatal(err)
+	}
+	// The fake client leaves metadata.generation to its caller.
+	got.Spec.RefreshInterval, got.Generation = "2s", got.Generation+1
+	if err := c.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	f.catalogue = catalogued(6, 9)
+	if _, reads, _, catalogues := resync("spec changed"); reads != 1 || catalogues != 0 {
+		t.Errorf("spec changed: %d index reads, %d catalogues; want a full read without one", reads, catalogues)
+	}
+
+	f.catalogue = nil
+	if _, reads, _, catalogues := resync("no catalogue"); reads != 1 || catalogues != 1 {
+		t.Errorf("no catalogue: %d index reads, %d catalogues asked; want a full read after the failed one", reads, catalogues)
 	}
 }
 

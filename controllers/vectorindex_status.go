@@ -20,6 +20,7 @@ import (
 func (r *VectorIndexReconciler) indexStatus(run *indexRun, out *steps.Outcome) {
 	redFor, retry := r.recordOutcome(run, out.Err)
 	recordReadiness(run.vi)
+	r.rememberRead(run, out.Err == nil && conditions.IsReady(run.vi.Status.Conditions))
 	out.Err = retry
 	switch {
 	case redFor > 0:

@@ -84,6 +84,9 @@ var requestRules = []requestRule{
 	{http.MethodPut, "/{index}/_mapping", Permissions{Index: []string{"indices:admin/mapping/put"}}},
 	{http.MethodPut, "/{index}/_settings", Permissions{Index: []string{"indices:admin/settings/update"}}},
 	{http.MethodGet, "/{index}/_stats/{name}", Permissions{Index: []string{"indices:monitor/stats"}}},
+	// The catalogue: every index's statistics (the cluster state and health rules above
+	// cover its other two requests).
+	{http.MethodGet, "/_stats/{name}", Permissions{Index: []string{"indices:monitor/stats"}}},
 	{http.MethodGet, "/{index}/_recovery", Permissions{Index: []string{"indices:monitor/recovery"}}},
 	{http.MethodPost, "/{index}/_refresh", Permissions{Index: []string{"indices:admin/refresh"}}},
 	{http.MethodPost, "/{index}/_forcemerge", Permissions{Index: []string{"indices:admin/forcemerge"}}},

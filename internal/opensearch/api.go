@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,6 +72,13 @@ type Index struct {
 	Meta map[string]any
 	// Aliases are the aliases pointing at the index.
 	Aliases []string
+}
+
+// Clone is a copy of idx whose maps and slice are its own (values in Meta are shared).
+func (idx *Index) Clone() *Index {
+	c := *idx
+	c.Settings, c.Properties, c.Meta, c.Aliases = maps.Clone(idx.Settings), maps.Clone(idx.Properties), maps.Clone(idx.Meta), slices.Clone(idx.Aliases)
+	return &c
 }
 
 // GetIndex reads an index's settings (flat, defaults left out), mapping and aliases; name
@@ -191,53 +199,64 @@ type IndexStats struct {
 // Stats reads an index's health, document and segment counts (primaries) and store size.
 func (c *Client) Stats(ctx context.Context, name string) (IndexStats, error) {
 	var stats struct {
-		All struct {
-			Primaries struct {
-				Docs struct {
-					Count int64 `json:"count"`
-				} `json:"docs"`
-				Segments struct {
-					Count int64 `json:"count"`
-				} `json:"segments"`
-			} `json:"primaries"`
-			Total struct {
-				Store struct {
-					SizeInBytes int64 `json:"size_in_bytes"`
-				} `json:"store"`
-				Search struct {
-					QueryTotal  int64 `json:"query_total"`
-					QueryMillis int64 `json:"query_time_in_millis"`
-					Groups      map[string]struct {
-						QueryTotal  int64 `json:"query_total"`
-						QueryMillis int64 `json:"query_time_in_millis"`
-					} `json:"groups"`
-				} `json:"search"`
-			} `json:"total"`
-		} `json:"_all"`
-		Shards struct {
-			Total int64 `json:"total"`
-		} `json:"_shards"`
+		All statsBody `json:"_all"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/docs,segments,store,search?groups="+OperatorStatsGroup, nil, &stats); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"/_stats/"+statsMetrics, nil, &stats); err != nil {
 		return IndexStats{}, err
 	}
-	var health struct {
-		Status          string `json:"status"`
-		ActivePrimaries int64  `json:"active_primary_shards"`
-	}
+	var health healthBody
 	if err := c.do(ctx, http.MethodGet, "/_cluster/health/"+url.PathEscape(name), nil, &health); err != nil {
 		return IndexStats{}, err
 	}
-	p := stats.All.Primaries
-	search := stats.All.Total.Search
+	return stats.All.figures(health), nil
+}
+
+// statsMetrics are the index statistics IndexStats is made of, with the operator's own
+// searches in a group of their own.
+const statsMetrics = "docs,segments,store,search?groups=" + OperatorStatsGroup
+
+// statsBody is an index's statistics as the stats API gives them.
+type statsBody struct {
+	Primaries struct {
+		Docs struct {
+			Count int64 `json:"count"`
+		} `json:"docs"`
+		Segments struct {
+			Count int64 `json:"count"`
+		} `json:"segments"`
+	} `json:"primaries"`
+	Total struct {
+		Store struct {
+			SizeInBytes int64 `json:"size_in_bytes"`
+		} `json:"store"`
+		Search struct {
+			QueryTotal  int64 `json:"query_total"`
+			QueryMillis int64 `json:"query_time_in_millis"`
+			Groups      map[string]struct {
+				QueryTotal  int64 `json:"query_total"`
+				QueryMillis int64 `json:"query_time_in_millis"`
+			} `json:"groups"`
+		} `json:"search"`
+	} `json:"total"`
+}
+
+// healthBody is an index's health as the cluster health API gives it.
+type healthBody struct {
+	Status          string `json:"status"`
+	ActivePrimaries int64  `json:"active_primary_shards"`
+}
+
+// figures are the index's IndexStats.
+func (b statsBody) figures(health healthBody) IndexStats {
+	search := b.Total.Search
 	searches := search.QueryTotal - search.Groups[OperatorStatsGroup].QueryTotal
 	millis := search.QueryMillis - search.Groups[OperatorStatsGroup].QueryMillis
 	if health.ActivePrimaries > 0 {
 		searches /= health.ActivePrimaries
 		millis /= health.ActivePrimaries
 	}
-	return IndexStats{Health: health.Status, DocsCount: p.Docs.Count, Segments: p.Segments.Count, StoreSizeBytes: stats.All.Total.Store.SizeInBytes,
-		Searches: searches, SearchMillis: millis, ActivePrimaries: health.ActivePrimaries}, nil
+	return IndexStats{Health: health.Status, DocsCount: b.Primaries.Docs.Count, Segments: b.Primaries.Segments.Count, StoreSizeBytes: b.Total.Store.SizeInBytes,
+		Searches: searches, SearchMillis: millis, ActivePrimaries: health.ActivePrimaries}
 }
 
 // Refresh makes recent writes searchable.

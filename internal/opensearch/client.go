@@ -36,7 +36,8 @@ type Config struct {
 
 // Client talks to one OpenSearch cluster. It is safe for concurrent use.
 type Client struct {
-	api *opensearch.Client
+	api       *opensearch.Client
+	catalogue catalogueCache
 }
 
 // New returns a client for cfg. It makes no request.
@@ -68,7 +69,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opensearch client for %s: %w", cfg.Endpoint, err)
 	}
-	return &Client{api: c}, nil
+	return &Client{api: c, catalogue: catalogueCache{sem: make(chan struct{}, 1)}}, nil
 }
 
 // Close stops the client's background work (opensearch-go polls node statistics) and
