@@ -237,6 +237,11 @@ type statsBody struct {
 				QueryMillis int64 `json:"query_time_in_millis"`
 			} `json:"groups"`
 		} `json:"search"`
+		// QueryCache is read by Figures only.
+		QueryCache struct {
+			HitCount  int64 `json:"hit_count"`
+			MissCount int64 `json:"miss_count"`
+		} `json:"query_cache"`
 	} `json:"total"`
 }
 

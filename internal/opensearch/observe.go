@@ -84,29 +84,7 @@ func (c *Client) Figures(ctx context.Context, indexes []string) (ClusterFigures,
 	// 4 KB request-line limit (http.max_initial_line_length).
 	for _, batch := range pathBatches(indexes, maxIndexPathBytes) {
 		var stats struct {
-			Indices map[string]struct {
-				Primaries struct {
-					Docs struct {
-						Count int64 `json:"count"`
-					} `json:"docs"`
-					Segments struct {
-						Count int64 `json:"count"`
-					} `json:"segments"`
-				} `json:"primaries"`
-				Total struct {
-					Store struct {
-						SizeInBytes int64 `json:"size_in_bytes"`
-					} `json:"store"`
-					Search struct {
-						QueryTotal        int64 `json:"query_total"`
-						QueryTimeInMillis int64 `json:"query_time_in_millis"`
-					} `json:"search"`
-					QueryCache struct {
-						HitCount  int64 `json:"hit_count"`
-						MissCount int64 `json:"miss_count"`
-					} `json:"query_cache"`
-				} `json:"total"`
-			} `json:"indices"`
+			Indices map[string]statsBody `json:"indices"`
 		}
 		path := "/" + batch + "/_stats/docs,segments,store,search,query_cache?ignore_unavailable=true&level=indices"
 		if err := c.do(ctx, http.MethodGet, path, nil, &stats); err != nil {
@@ -115,7 +93,7 @@ func (c *Client) Figures(ctx context.Context, indexes []string) (ClusterFigures,
 		for name, s := range stats.Indices {
 			out.Indexes[name] = IndexFigures{
 				Health: health.Indices[name].Status, Docs: s.Primaries.Docs.Count, Segments: s.Primaries.Segments.Count,
-				StoreBytes: s.Total.Store.SizeInBytes, QueryTotal: s.Total.Search.QueryTotal, QueryTimeMillis: s.Total.Search.QueryTimeInMillis,
+				StoreBytes: s.Total.Store.SizeInBytes, QueryTotal: s.Total.Search.QueryTotal, QueryTimeMillis: s.Total.Search.QueryMillis,
 				QueryCacheHits: s.Total.QueryCache.HitCount, QueryCacheMisses: s.Total.QueryCache.MissCount,
 			}
 		}
