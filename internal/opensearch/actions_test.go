@@ -23,8 +23,11 @@ func roleYAML() string {
 # controllers' integration tests fail on any request the operator sends that the table does
 # not cover). Create it with the security plugin's API or roles.yml, map the operator's
 # user to it, and narrow index_patterns to the indexes your VectorIndexes name
-# (spec.indexName, or their object names). _flush, _cat/shards and the cluster settings
-# are sent only to managed clusters, during rolling restarts.
+# (spec.indexName, or their object names) — but for indices:monitor/stats, which the
+# catalogue of idle indexes asks of every index at once (GET _stats; figures, never
+# documents): refused it, each idle index is read on its own at each resync. _flush,
+# _cat/shards and the cluster settings are sent only to managed clusters, during rolling
+# restarts.
 # Regenerate: UPDATE_ROLE=1 go test ./internal/opensearch -run TestDocumentedRole
 vectorpilot_operator:
   cluster_permissions:
