@@ -74,7 +74,7 @@ type VectorIndexReconciler struct {
 type indexAPI interface {
 	rebuildAPI
 	GetIndex(ctx context.Context, name string) (*opensearch.Index, error)
-	Catalogue(ctx context.Context, notBefore time.Time) (*opensearch.Catalogue, error)
+	Catalogue(ctx context.Context, after time.Time, maxAge time.Duration) (*opensearch.Catalogue, error)
 	CreateIndex(ctx context.Context, name string, settings, properties, meta map[string]any) error
 	PutMeta(ctx context.Context, name string, meta map[string]any) error
 	PutSettings(ctx context.Context, name string, settings map[string]any) error
@@ -190,11 +190,7 @@ func (run *indexRun) young(grace time.Duration) bool {
 // figures: its load estimate wants them as of now.
 func (r *VectorIndexReconciler) readIndex(ctx context.Context, run *indexRun) (*opensearch.Index, error) {
 	if last, ok := r.lastReads.Get(run.vi.UID); ok && last.Generation == run.vi.Generation {
-		notBefore := time.Now().Add(-r.Options.IndexResyncInterval / 2)
-		if last.ReadEnd.After(notBefore) {
-			notBefore = last.ReadEnd
-		}
-		cat, err := run.osClient.Catalogue(ctx, notBefore)
+		cat, err := run.osClient.Catalogue(ctx, last.ReadEnd, r.Options.IndexResyncInterval/2)
 		if err != nil {
 			logf.FromContext(ctx).V(1).Info("no catalogue of the cluster; reading the index", "error", err.Error())
 		} else {

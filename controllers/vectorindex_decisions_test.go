@@ -72,7 +72,7 @@ func (f *fakeIndexes) GetIndex(_ context.Context, name string) (*opensearch.Inde
 	}
 	return nil, &opensearch.APIError{Status: 404, Type: "index_not_found_exception"}
 }
-func (f *fakeIndexes) Catalogue(context.Context, time.Time) (*opensearch.Catalogue, error) {
+func (f *fakeIndexes) Catalogue(context.Context, time.Time, time.Duration) (*opensearch.Catalogue, error) {
 	f.catalogues++
 	if f.catalogue != nil {
 		return f.catalogue, nil

@@ -66,12 +66,12 @@ type catalogueCache struct {
 	failedAt time.Time
 }
 
-// Catalogue returns a catalogue read after notBefore: the last one read when it is, else a
-// new one — read once for every caller waiting on it. A failed reading (a user without the
-// monitor permissions on every index) is answered again to callers that accept one begun
-// before it failed, so a cluster that refuses costs one request per period, not one per
-// caller.
-func (c *Client) Catalogue(ctx context.Context, notBefore time.Time) (*Catalogue, error) {
+// Catalogue returns a catalogue begun after `after` and at most maxAge old: the last one
+// read when it is, else a new one — read once for every caller waiting on it. A failed
+// reading (a user without the monitor permissions on every index) is answered again for
+// maxAge to every caller, so a cluster that refuses costs one request per maxAge, not one
+// per caller.
+func (c *Client) Catalogue(ctx context.Context, after time.Time, maxAge time.Duration) (*Catalogue, error) {
 	select {
 	case c.catalogue.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -79,10 +79,10 @@ func (c *Client) Catalogue(ctx context.Context, notBefore time.Time) (*Catalogue
 	}
 	defer func() { <-c.catalogue.sem }()
 	cache := &c.catalogue
-	if cache.last != nil && cache.last.ReadAt.After(notBefore) {
+	if cache.last != nil && cache.last.ReadAt.After(after) && time.Since(cache.last.ReadAt) <= maxAge {
 		return cache.last, nil
 	}
-	if cache.err != nil && cache.failedAt.After(notBefore) {
+	if cache.err != nil && time.Since(cache.failedAt) < maxAge {
 		return nil, cache.err
 	}
 	cat, err := c.readCatalogue(ctx)

@@ -57,7 +57,7 @@ func TestCatalogueSeesEveryChange(t *testing.T) {
 	// read is a catalogue begun now, and the index's entry in it.
 	read := func(step string) (*opensearch.Catalogue, opensearch.CatalogueEntry) {
 		t.Helper()
-		cat, err := c.Catalogue(ctx, time.Now())
+		cat, err := c.Catalogue(ctx, time.Now(), time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -117,7 +117,7 @@ func TestCatalogueSeesEveryChange(t *testing.T) {
 	// Callers content with a reading begun before now share the last one; those that are
 	// not share one new reading.
 	before := sent.Load()
-	again, err := c.Catalogue(ctx, cat.ReadAt.Add(-time.Second))
+	again, err := c.Catalogue(ctx, cat.ReadAt.Add(-time.Second), time.Minute)
 	if err != nil || again != cat || sent.Load() != before {
 		t.Errorf("an older reading asked for: %v, same %v, %d requests; want the last one and none", err, again == cat, sent.Load()-before)
 	}
@@ -128,7 +128,7 @@ func TestCatalogueSeesEveryChange(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], _ = c.Catalogue(ctx, since)
+			got[i], _ = c.Catalogue(ctx, since, time.Minute)
 		}()
 	}
 	wg.Wait()
