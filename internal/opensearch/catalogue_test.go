@@ -3,7 +3,6 @@ package opensearch
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ func TestCatalogueLookup(t *testing.T) {
 func TestCatalogueReadsOncePerPeriod(t *testing.T) {
 	var requests atomic.Int64
 	refuse := atomic.Bool{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := clientOf(t, func(w http.ResponseWriter, _ *http.Request) {
 		requests.Add(1)
 		if refuse.Load() {
 			w.WriteHeader(http.StatusForbidden)
@@ -43,13 +42,7 @@ func TestCatalogueReadsOncePerPeriod(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte(`{}`))
-	}))
-	defer srv.Close()
-	c, err := New(Config{Endpoint: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	})
 	ctx := context.Background()
 	ask := func(step string, after time.Time, maxAge time.Duration, wantRequests int64, wantErr bool) {
 		t.Helper()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 // anything is sent.
 func TestNamedClusterSettingWrites(t *testing.T) {
 	var bodies []map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := clientOf(t, func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body struct {
 			Persistent map[string]any `json:"persistent"`
@@ -27,13 +26,7 @@ func TestNamedClusterSettingWrites(t *testing.T) {
 		bodies = append(bodies, body.Persistent)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"acknowledged": true}`))
-	}))
-	defer srv.Close()
-	c, err := New(Config{Endpoint: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	})
 	ctx := context.Background()
 	forced := ForcedAwarenessSetting("vectorpilot_node")
 	for _, tc := range []struct {
