@@ -184,31 +184,41 @@ func (run *indexRun) young(grace time.Duration) bool {
 
 // readIndex reads the live index — or, on a resync of an index whose last reconcile
 // settled, takes that reconcile's read again when the cluster's catalogue shows the index
-// unchanged since, with the catalogue's figures: an idle index costs no request of its own.
+// unchanged since: an idle index costs no request of its own. Either way a resync takes
+// the index's figures from the catalogue when it has them.
 // The catalogue is at most half a resync old, so a change made outside the operator is
 // repaired within one and a half resyncs. An index the autotuner drives reads its own
 // figures: its load estimate wants them as of now.
 func (r *VectorIndexReconciler) readIndex(ctx context.Context, run *indexRun) (*opensearch.Index, error) {
+	var entry opensearch.CatalogueEntry
+	found := false
 	if last, ok := r.lastReads.Get(run.vi.UID); ok && last.Generation == run.vi.Generation {
 		cat, err := run.osClient.Catalogue(ctx, last.ReadEnd, r.Options.IndexResyncInterval/2)
 		if err != nil {
 			logf.FromContext(ctx).V(1).Info("no catalogue of the cluster; reading the index", "error", err.Error())
-		} else {
-			entry, found := cat.Lookup(run.name)
-			if lastread.Unchanged(last, run.vi.Generation, cat, entry, found) {
-				run.quiet = true
-				if entry.Stats != nil && !autoTuned(run.vi) {
-					figures := *entry.Stats
-					run.stats = &figures
-				}
-				return last.Index.Clone(), nil
-			}
-			run.readVersion = entry.Version
+		} else if entry, found = cat.Lookup(run.name); lastread.Unchanged(last, run.vi.Generation, cat, entry, found) {
+			run.quiet = true
+			run.takeFigures(entry)
+			return last.Index.Clone(), nil
 		}
 	}
 	live, err := run.osClient.GetIndex(ctx, run.name)
 	run.readEnd = time.Now()
+	if err == nil && found && entry.UUID == live.UUID {
+		// The catalogue, read before, saw the index read: its version is at most the
+		// read's, and its figures are the index's.
+		run.readVersion = entry.Version
+		run.takeFigures(entry)
+	}
 	return live, err
+}
+
+// takeFigures takes an index's figures from the catalogue, unless the autotuner drives it.
+func (run *indexRun) takeFigures(entry opensearch.CatalogueEntry) {
+	if entry.Stats != nil && !autoTuned(run.vi) {
+		figures := *entry.Stats
+		run.stats = &figures
+	}
 }
 
 // rememberRead keeps a settled reconcile's read for the next resync to take again (a
