@@ -225,7 +225,7 @@ func (run *indexRun) takeFigures(entry opensearch.CatalogueEntry) {
 // quiet reconcile's record stands as it was); any other outcome forgets it.
 func (r *VectorIndexReconciler) rememberRead(run *indexRun, settled bool) {
 	switch {
-	case !settled || run.live == nil || run.vi.DeletionTimestamp != nil:
+	case !settled || run.live == nil:
 		r.lastReads.Forget(run.vi.UID)
 	case !run.quiet:
 		r.lastReads.Put(run.vi.UID, lastread.Record{Generation: run.vi.Generation, Index: run.live.Clone(), Version: run.readVersion, ReadEnd: run.readEnd})

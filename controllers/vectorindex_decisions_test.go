@@ -626,9 +626,9 @@ func TestVectorIndexReconcile(t *testing.T) {
 
 // TestAnIdleIndexIsReadFromTheCatalogue: once an index has settled, a resync whose cluster
 // catalogue shows it unchanged since its last read sends no request of its own and takes
-// its figures from the catalogue (as a resync that must read the index does); a version that moved (a change made outside), a new
-// generation or a catalogue that cannot be read each bring a full read back, and the
-// change made outside is repaired.
+// its figures from the catalogue (as a resync that must read the index does); a version
+// that moved (a change made outside), a new generation or a catalogue that cannot be read
+// each bring a full read back, and the change made outside is repaired.
 func TestAnIdleIndexIsReadFromTheCatalogue(t *testing.T) {
 	vi := testIndexSpec()
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(vi).WithStatusSubresource(vi).Build()

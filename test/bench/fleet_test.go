@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // The fleet is watched at rest for idleWindows minutes; production intervals apply (index
-// resync 60s, cluster poll 30s). An index's first resync after Ready reads it in full (no
+// resync 60s, cluster poll 30s). An index's first resync after Ready reads the index (no
 // catalogue had seen it yet, internal/lastread), so the first minute is reported apart
 // from the steady ones after it.
 const idleWindows = 3
