@@ -85,8 +85,9 @@ lint: tools
 	cd test && $(BIN)/golangci-lint run --allow-parallel-runners ./...
 	$(BIN)/shellcheck hack/*.sh .ci/run
 
-## test: unit + integration tests against real parts (installs them first)
-test: tools real-parts lint
+## test: unit + integration tests against real parts (installs them and lints first; the
+## run ends with each phase's wall time, set-up included, and the slowest packages and tests)
+test:
 	hack/test.sh
 
 ## e2e: the operator from its chart and a managed OpenSearch cluster in pods on a real node

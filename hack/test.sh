@@ -57,32 +57,7 @@ clean_up() {
 }
 enter_test_slice
 trap clean_up EXIT
-started=$(bash hack/opensearch.sh start "$node")
-printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
-VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
-export VECTORPILOT_OPENSEARCH_URL
-# Integration and e2e tests run here; plain `go test ./...` runs the unit tests only
-# (internal/harness/testgate).
-export VECTORPILOT_INTEGRATION=1
-# The tests are a module of their own (test/go.mod: Helm, kubeconform, go-containerregistry
-# stay out of the operator's go.mod). A workspace of both lets one go test take packages of
-# each (./... and ./test/...) and schedule them together; it selects the operator's own
-# versions (test/modules_test.go: TestTestsBuildTheOperatorAsShipped).
-# The file sits in a folder of its own: the go command looks for a go.work in every parent
-# of the folder it runs in, and the scripts build other modules under bin/.
-mkdir -p "$BIN_DIR/workspace"
-printf 'go %s\n\nuse (\n\t%s\n\t%s\n)\n' "$(go mod edit -json | sed -n 's/^\t"Go": "\(.*\)",$/\1/p')" "$ROOT_DIR" "$ROOT_DIR/test" >"$BIN_DIR/workspace/go.work"
-export GOWORK="$BIN_DIR/workspace/go.work"
 
-# Arguments go to go test as they are. With none: every package, the e2e package after
-# the others, on the machine alone. It runs a real node with three OpenSearch JVMs under a
-# query load on this machine's cores; beside the controllers' integration tests (their own
-# OpenSearch nodes, S3, envtest) its pods got 0.2 cores each and the rolling-restart tests
-# timed queries out while the operator stopped one pod at a time and none while a holder of
-# its copies was down (docs/managed-clusters.md, rolling restarts). The finding stays reproducible:
-# VECTORPILOT_E2E_CPU_HOG=1, or hack/test.sh ./controllers beside hack/test.sh ./test/e2e.
-# Every step runs; the run fails if any did. At the end, where the time went: each step's
-# wall time and the slowest packages (go test's own closing lines stay, above).
 rc=0
 steps=()
 output=$(mktemp)
@@ -95,8 +70,6 @@ scratch+=("$output" "$packages" "$events")
 # arguments ask for it (-v: the measurements tests log) — then go test's closing line per
 # package, read from the events gotestsum recorded (kept per report for the slowest tests
 # at the end).
-install_go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
-mkdir -p "$BIN_DIR/test-results"
 gotest() {
   local report=$1 format=testname status=0 arg
   shift
@@ -130,6 +103,56 @@ step() {
 in_module() { (cd "$1" && shift && GOWORK=off "$@"); }
 # unit_only runs a command without VECTORPILOT_INTEGRATION: the unit tests alone.
 unit_only() { (unset VECTORPILOT_INTEGRATION && "$@"); }
+# report prints where the run's time went: each step's wall time and the slowest packages
+# and tests. It reports; it never decides the run's outcome.
+report() {
+  echo
+  echo "time by step:"
+  printf '  %s\n' "${steps[@]}"
+  bash hack/test-summary.sh "$packages" "$events" || log "the summary failed (exit $?); the tests' outcome stands"
+}
+
+# With no arguments (make test, CI): the set-up first, each phase a step, so that the report
+# says what a cold machine spends installing beside what the tests take. A part that cannot
+# be installed ends the run there; lint findings fail it after the tests ran.
+if [ $# -eq 0 ]; then
+  for phase in tools real-parts; do
+    if ! step "set-up: make $phase" make --no-print-directory "$phase"; then
+      report
+      die "make $phase failed; no test ran"
+    fi
+  done
+  step "lint" make --no-print-directory lint || rc=1
+fi
+install_go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
+mkdir -p "$BIN_DIR/test-results"
+
+started=$(bash hack/opensearch.sh start "$node")
+printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
+VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
+export VECTORPILOT_OPENSEARCH_URL
+# Integration and e2e tests run here; plain `go test ./...` runs the unit tests only
+# (internal/harness/testgate).
+export VECTORPILOT_INTEGRATION=1
+# The tests are a module of their own (test/go.mod: Helm, kubeconform, go-containerregistry
+# stay out of the operator's go.mod). A workspace of both lets one go test take packages of
+# each (./... and ./test/...) and schedule them together; it selects the operator's own
+# versions (test/modules_test.go: TestTestsBuildTheOperatorAsShipped).
+# The file sits in a folder of its own: the go command looks for a go.work in every parent
+# of the folder it runs in, and the scripts build other modules under bin/.
+mkdir -p "$BIN_DIR/workspace"
+printf 'go %s\n\nuse (\n\t%s\n\t%s\n)\n' "$(go mod edit -json | sed -n 's/^\t"Go": "\(.*\)",$/\1/p')" "$ROOT_DIR" "$ROOT_DIR/test" >"$BIN_DIR/workspace/go.work"
+export GOWORK="$BIN_DIR/workspace/go.work"
+
+# Arguments go to go test as they are. With none: every package, the e2e package after
+# the others, on the machine alone. It runs a real node with three OpenSearch JVMs under a
+# query load on this machine's cores; beside the controllers' integration tests (their own
+# OpenSearch nodes, S3, envtest) its pods got 0.2 cores each and the rolling-restart tests
+# timed queries out while the operator stopped one pod at a time and none while a holder of
+# its copies was down (docs/managed-clusters.md, rolling restarts). The finding stays reproducible:
+# VECTORPILOT_E2E_CPU_HOG=1, or hack/test.sh ./controllers beside hack/test.sh ./test/e2e.
+# Every step runs; the run fails if any did. At the end, where the time went: each step's
+# wall time and the slowest packages (go test's own closing lines stay, above).
 if [ $# -gt 0 ]; then
   step "go test" gotest go-test -count=1 -timeout 60m "$@" || rc=1
 else
@@ -142,9 +165,5 @@ else
   step "test/argocd" in_module test/argocd gotest argocd -count=1 ./... || rc=1
   step "race detector (unit tests)" unit_only gotest race -race -count=1 ./... ./test/... || rc=1
 fi
-echo
-echo "time by step:"
-printf '  %s\n' "${steps[@]}"
-# The summary reports; it never decides the run's outcome.
-bash hack/test-summary.sh "$packages" "$events" || log "the summary failed (exit $?); the tests' outcome stands"
+report
 [ "$rc" -eq 0 ]

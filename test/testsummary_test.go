@@ -1,12 +1,17 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 )
@@ -63,5 +68,48 @@ func TestTheRunSummaryReadsAllItsInput(t *testing.T) {
 		if want := "    3000.5s  github.com/vectorpilot/vectorpilot/internal/package3000 TestNumber3000"; got[10] != want {
 			t.Fatalf("run %d: slowest test %q, want %q", run, got[10], want)
 		}
+	}
+}
+
+// TestAWholeRunTimesItsSetUp: hack/test.sh with no arguments (make test, CI) installs the
+// tools and the real parts as steps of its own, timed in the report at its end — a cold
+// machine's run says what it spent installing — and a part that cannot be installed ends
+// the run there, failed, before any test or node starts. make is played by a script that
+// records its targets: this tests the run's order and report, not the installs.
+func TestAWholeRunTimesItsSetUp(t *testing.T) {
+	root := testsupport.Root(t)
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	script := "#!/bin/sh\necho \"$*\" >>" + calls + "\ncase \"$*\" in *real-parts*) echo 'no parts here'; exit 3;; esac\n"
+	if err := os.WriteFile(filepath.Join(dir, "make"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A script that went on past the failed install would start a node and the whole suite:
+	// bounded, and its process group stopped with it.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "test.sh"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the run passed with real-parts failing:\n%s", out)
+	}
+	made, _ := os.ReadFile(calls)
+	if got, want := strings.Fields(string(made)), []string{"--no-print-directory", "tools", "--no-print-directory", "real-parts"}; !slices.Equal(got, want) {
+		t.Errorf("make ran %q, want tools then real-parts and nothing after", got)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^time by step:\n  set-up: make tools +\d+s\n  set-up: make real-parts +\d+s \(failed\)$`),
+		regexp.MustCompile(`(?m)error: make real-parts failed; no test ran$`),
+	} {
+		if !want.Match(out) {
+			t.Errorf("the run's output does not match %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "[opensearch]") {
+		t.Errorf("a node started after a failed set-up:\n%s", out)
 	}
 }
