@@ -51,8 +51,10 @@ func searchableSnapshotShape() (vectors int, cacheMB int64, engine string) {
 // server, the index is deleted and a VectorIndex restores it as a RemoteSnapshot: the same
 // top 10 for 50 fixed queries, served from S3 through the node's file cache, read-only
 // (writes refused by OpenSearch, field changes by admission), status saying so. It logs
-// query latency after a file cache clear and warm next to the local index's, the file cache
-// in use and the local disk each index takes.
+// the restore's time and S3 reads, then query latency and S3 reads per pass (first, after
+// file cache clears, after k-NN graph evictions, after both, warm) next to the local
+// index's, warm and after graph evictions, the file cache in use and the local disk each
+// index takes.
 func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	e := startOperator(t)
 	const node = "ctl-searchable"
@@ -82,6 +84,9 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	}
 	want := searchHits(t, osClient, source.Spec.IndexName, queries)
 	local := latencies(t, osClient, source.Spec.IndexName, queries, nil)
+	graphs := &graphEvictor{t: t, url: url}
+	localCold := readPass{"local index, each query after a k-NN cache clear", latencies(t, osClient, source.Spec.IndexName, queries, graphs.evict), nil}
+	graphs.expectLoads(engine, queries.Len())
 	localDisk := indexDiskBytes(t, node, liveIndex(t, osClient, source.Spec.IndexName).UUID)
 
 	if err := osClient.PutRepository(t.Context(), "searchable", "s3", map[string]any{"bucket": "searchable", "base_path": e.ns}); err != nil {
@@ -103,8 +108,10 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	served.Spec.Fields[0].Engine = engine
 	served.Spec.RestoreFrom = &v1alpha1.RestoreSource{SnapshotRef: &v1alpha1.LocalObjectReference{Name: snap.Name}, Index: source.Spec.IndexName,
 		Storage: v1alpha1.StorageRemoteSnapshot}
+	beforeRestore, restoreStart := readFileCacheCounts(t, url), time.Now()
 	e.create(served)
 	e.waitIndexReady(served)
+	restoreTook := time.Since(restoreStart)
 	live := liveIndex(t, osClient, served.Spec.IndexName)
 	if live.Settings["index.store.type"] != "remote_snapshot" || served.Status.Storage != v1alpha1.StorageRemoteSnapshot {
 		t.Fatalf("index.store.type %q, status.storage %q; want remote_snapshot, %s", live.Settings["index.store.type"], served.Status.Storage, v1alpha1.StorageRemoteSnapshot)
@@ -115,11 +122,27 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 
 	restoredDisk, restoredCache := indexDiskBytes(t, node, live.UUID), fileCacheUsed(t, osClient)
 	restoredCounts := readFileCacheCounts(t, url)
-	first := latencies(t, osClient, served.Spec.IndexName, queries, nil)
-	firstCounts := readFileCacheCounts(t, url)
-	cold := latencies(t, osClient, served.Spec.IndexName, queries, func() { clearFileCache(t, url) })
+	pass := func(name string, before func()) readPass {
+		start := readFileCacheCounts(t, url)
+		h := latencies(t, osClient, served.Spec.IndexName, queries, before)
+		return readPass{name, h, readFileCacheCounts(t, url).since(start)}
+	}
+	passes := []readPass{{"local index", local, nil}, localCold,
+		pass("remote snapshot, first pass after the restore", nil),
+		pass("remote snapshot, each query after a file cache clear", func() { clearFileCache(t, url) })}
 	clearedCache := fileCacheUsed(t, osClient)
-	warm := latencies(t, osClient, served.Spec.IndexName, queries, nil)
+	// A native engine's graphs stay in the k-NN plugin's memory once loaded: evicted, each
+	// query loads them again through the file cache, and from S3 when the cache was cleared
+	// too — the cold path of a faiss snapshot. Lucene's graphs live in its files, which an
+	// open shard pins, so for lucene these passes are the one before them again.
+	passes = append(passes, pass("remote snapshot, each query after a k-NN cache clear", graphs.evict))
+	graphs.expectLoads(engine, queries.Len())
+	passes = append(passes, pass("remote snapshot, each query after file and k-NN cache clears", func() {
+		graphs.evict()
+		clearFileCache(t, url)
+	}))
+	graphs.expectLoads(engine, queries.Len())
+	passes = append(passes, pass("remote snapshot, warm", nil))
 	// The remote snapshot's files are read through the file cache, not mmap, and Lucene
 	// scores such vectors on another code path, whose float sums differ in the last bit
 	// (0.98364470 locally, 0.98364466 from S3): hits whose scores differ by less than
@@ -134,21 +157,17 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	}
 	servedCache, servedDisk := fileCacheUsed(t, osClient), indexDiskBytes(t, node, live.UUID)
 	t.Logf("%d %s vectors × 32 dims, 2 shards, 50 queries, top 10: %d of %d differ", base.Len(), engine, differ, len(want))
-	for _, l := range []struct {
-		name string
-		h    *hdrhistogram.Histogram
-	}{{"local index", local}, {"remote snapshot, first pass after the restore", first},
-		{"remote snapshot, each query after a file cache clear", cold}, {"remote snapshot, warm", warm}} {
-		t.Logf("%-54s p50 %5.1f ms  p90 %5.1f ms", l.name, float64(l.h.ValueAtQuantile(50))/1000, float64(l.h.ValueAtQuantile(90))/1000)
+	restored := restoredCounts.since(beforeRestore)
+	t.Logf("restore to Ready: %.1f s; file cache meanwhile: %s", restoreTook.Seconds(), restored)
+	for _, p := range passes {
+		t.Logf("%s", p)
 	}
 	if servedCache == 0 {
 		t.Error("the node's file cache is empty after queries on the searchable snapshot")
 	}
-	// Opening the shards fetched their files whole at this size, and a clear evicts only
-	// what no open file pins: the "after a clear" figures are not reads from S3.
+	// A clear evicts only what no open file pins: the misses of each pass say what it read
+	// from S3.
 	t.Logf("file cache used: %d bytes after the restore, %d after a clear, %d after the queries (of %d MB)", restoredCache, clearedCache, servedCache, cacheMB)
-	t.Logf("file cache during the first pass after the restore: %d hits, %d misses, %d bytes evicted",
-		firstCounts.Hits-restoredCounts.Hits, firstCounts.Misses-restoredCounts.Misses, firstCounts.EvictedBytes-restoredCounts.EvictedBytes)
 	t.Logf("local disk: local index %d bytes; remote snapshot %d bytes after the restore, %d after the queries (what they read, cached)",
 		localDisk, restoredDisk, servedDisk)
 
@@ -175,6 +194,22 @@ func TestSearchableSnapshotServesFromS3(t *testing.T) {
 	if v := liveIndex(t, osClient, served.Spec.IndexName).Settings["index.refresh_interval"]; v == "30s" {
 		t.Error("refresh_interval was written to the searchable snapshot")
 	}
+}
+
+// readPass is one pass of the queries over an index: their latency and, on the searchable
+// snapshot, what the file cache did meanwhile (a miss is a block read from S3).
+type readPass struct {
+	name    string
+	latency *hdrhistogram.Histogram
+	cache   *fileCacheCounts
+}
+
+func (p readPass) String() string {
+	s := fmt.Sprintf("%-62s p50 %5.1f ms  p90 %5.1f ms", p.name, float64(p.latency.ValueAtQuantile(50))/1000, float64(p.latency.ValueAtQuantile(90))/1000)
+	if p.cache != nil {
+		s += "  file cache: " + p.cache.String()
+	}
+	return s
 }
 
 // latencies runs each query once, after before (when given), and records its round trip.
@@ -211,21 +246,25 @@ type fileCacheCounts struct {
 	EvictedBytes int64 `json:"evictions_in_bytes"`
 }
 
+// since is what the counters moved by from start.
+func (c fileCacheCounts) since(start fileCacheCounts) *fileCacheCounts {
+	return &fileCacheCounts{Hits: c.Hits - start.Hits, Misses: c.Misses - start.Misses, EvictedBytes: c.EvictedBytes - start.EvictedBytes}
+}
+
+func (c fileCacheCounts) String() string {
+	return fmt.Sprintf("%d hits, %d misses, %d bytes evicted", c.Hits, c.Misses, c.EvictedBytes)
+}
+
 // readFileCacheCounts reads the one node's file cache counters (_nodes/stats/file_cache,
 // which OpenSearch 3.x answers as aggregate_file_cache).
 func readFileCacheCounts(t *testing.T, url string) fileCacheCounts {
 	t.Helper()
-	resp, err := http.Get(url + "/_nodes/stats/file_cache")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var stats struct {
 		Nodes map[string]struct {
 			FileCache fileCacheCounts `json:"aggregate_file_cache"`
 		} `json:"nodes"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil || len(stats.Nodes) != 1 {
+	if err := json.Unmarshal([]byte(testsupport.Send(t, http.MethodGet, url+"/_nodes/stats/file_cache", "")), &stats); err != nil || len(stats.Nodes) != 1 {
 		t.Fatalf("file cache stats: %d nodes, %v", len(stats.Nodes), err)
 	}
 	for _, n := range stats.Nodes {
@@ -234,17 +273,63 @@ func readFileCacheCounts(t *testing.T, url string) fileCacheCounts {
 	return fileCacheCounts{}
 }
 
-// clearFileCache empties the node's file cache, so the next query reads from S3.
+// clearFileCache evicts from the node's file cache what no open file pins.
 func clearFileCache(t *testing.T, url string) {
 	t.Helper()
-	resp, err := http.Post(url+"/_cache/clear?file=true", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
+	testsupport.Send(t, http.MethodPost, url+"/_cache/clear?file=true", "")
+}
+
+// graphEvictor drops every graph from the k-NN plugin's native memory before each query of
+// a pass and counts the graphs the queries load again. The plugin's clear-cache API refuses
+// a searchable snapshot ("remote index is read-only"), but the plugin rebuilds its cache,
+// empty, whenever its memory limit changes: each eviction sets a limit other than the one
+// before it. The load count restarts with the cache, so each query's loads are read before
+// the next eviction, the last one's when the pass ends.
+type graphEvictor struct {
+	t         *testing.T
+	url       string
+	evictions int64
+	inPass    bool  // a query of the pass ran since the last eviction
+	loaded    int64 // graphs the pass's queries loaded
+}
+
+func (g *graphEvictor) evict() {
+	g.t.Helper()
+	if g.inPass {
+		g.loaded += knnGraphLoads(g.t, g.url)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("clearing the file cache: %s", resp.Status)
+	limit := []string{"49%", "50%"}[g.evictions%2]
+	testsupport.Send(g.t, http.MethodPut, g.url+"/_cluster/settings", `{"transient":{"knn.memory.circuit_breaker.limit":"`+limit+`"}}`)
+	g.evictions++
+	g.inPass = true
+}
+
+// expectLoads ends a pass: a native engine's queries must each have loaded a graph again.
+func (g *graphEvictor) expectLoads(engine string, queries int) {
+	g.t.Helper()
+	g.loaded += knnGraphLoads(g.t, g.url)
+	if engine != "lucene" && g.loaded < int64(queries) {
+		g.t.Errorf("%d k-NN graph loads in %d queries after evicting the graphs; want each query to load them again", g.loaded, queries)
 	}
+	g.inPass, g.loaded = false, 0
+}
+
+// knnGraphLoads is how many graphs the k-NN plugin has loaded into native memory on the one
+// node since its cache was last rebuilt.
+func knnGraphLoads(t *testing.T, url string) int64 {
+	t.Helper()
+	var stats struct {
+		Nodes map[string]struct {
+			Loads int64 `json:"load_success_count"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(testsupport.Send(t, http.MethodGet, url+"/_plugins/_knn/stats/load_success_count", "")), &stats); err != nil || len(stats.Nodes) != 1 {
+		t.Fatalf("k-NN stats: %d nodes, %v", len(stats.Nodes), err)
+	}
+	for _, n := range stats.Nodes {
+		return n.Loads
+	}
+	return 0
 }
 
 // indexDiskBytes is the size of the files under the index's folders on the local node (its
