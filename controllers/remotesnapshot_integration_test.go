@@ -259,18 +259,25 @@ func (c fileCacheCounts) String() string {
 // which OpenSearch 3.x answers as aggregate_file_cache).
 func readFileCacheCounts(t *testing.T, url string) fileCacheCounts {
 	t.Helper()
+	return oneNodeStats[struct {
+		FileCache fileCacheCounts `json:"aggregate_file_cache"`
+	}](t, url+"/_nodes/stats/file_cache").FileCache
+}
+
+// oneNodeStats reads a node stats API's answer for the one node there is.
+func oneNodeStats[T any](t *testing.T, url string) T {
+	t.Helper()
 	var stats struct {
-		Nodes map[string]struct {
-			FileCache fileCacheCounts `json:"aggregate_file_cache"`
-		} `json:"nodes"`
+		Nodes map[string]T `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(testsupport.Send(t, http.MethodGet, url+"/_nodes/stats/file_cache", "")), &stats); err != nil || len(stats.Nodes) != 1 {
-		t.Fatalf("file cache stats: %d nodes, %v", len(stats.Nodes), err)
+	if err := json.Unmarshal([]byte(testsupport.Send(t, http.MethodGet, url, "")), &stats); err != nil || len(stats.Nodes) != 1 {
+		t.Fatalf("GET %s: %d nodes, %v", url, len(stats.Nodes), err)
 	}
+	var one T
 	for _, n := range stats.Nodes {
-		return n.FileCache
+		one = n
 	}
-	return fileCacheCounts{}
+	return one
 }
 
 // clearFileCache evicts from the node's file cache what no open file pins.
@@ -318,18 +325,9 @@ func (g *graphEvictor) expectLoads(engine string, queries int) {
 // node since its cache was last rebuilt.
 func knnGraphLoads(t *testing.T, url string) int64 {
 	t.Helper()
-	var stats struct {
-		Nodes map[string]struct {
-			Loads int64 `json:"load_success_count"`
-		} `json:"nodes"`
-	}
-	if err := json.Unmarshal([]byte(testsupport.Send(t, http.MethodGet, url+"/_plugins/_knn/stats/load_success_count", "")), &stats); err != nil || len(stats.Nodes) != 1 {
-		t.Fatalf("k-NN stats: %d nodes, %v", len(stats.Nodes), err)
-	}
-	for _, n := range stats.Nodes {
-		return n.Loads
-	}
-	return 0
+	return oneNodeStats[struct {
+		Loads int64 `json:"load_success_count"`
+	}](t, url+"/_plugins/_knn/stats/load_success_count").Loads
 }
 
 // indexDiskBytes is the size of the files under the index's folders on the local node (its
