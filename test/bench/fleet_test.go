@@ -95,6 +95,9 @@ func fleet(b *testing.B, n int) {
 		}))
 	}
 	maxDepth := 0.0
+	// A line a minute while the fleet converges: how fast indexes turn Ready, and what the
+	// operator asked of OpenSearch meanwhile, so a slow run says where it slowed.
+	nextProgress := start.Add(time.Minute)
 	for {
 		maxDepth = max(maxDepth, queueDepth())
 		var list v1alpha1.VectorIndexList
@@ -107,6 +110,11 @@ func fleet(b *testing.B, n int) {
 		}
 		if ready == n {
 			break
+		}
+		if time.Now().After(nextProgress) {
+			nextProgress = nextProgress.Add(time.Minute)
+			b.Logf("%s: %d of %d Ready, work queue depth %.0f, %.0f reconciles, %.0f OpenSearch requests so far",
+				time.Since(start).Round(time.Second), ready, n, queueDepth(), reconciles()-reconciles0, requests(ns)-reqs0)
 		}
 		if time.Since(start) > 20*time.Minute {
 			b.Fatalf("only %d of %d Ready after 20 minutes", ready, n)
