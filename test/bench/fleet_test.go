@@ -104,7 +104,7 @@ func fleet(b *testing.B, n int) {
 	nextProgress := start.Add(time.Minute)
 	for {
 		maxDepth = max(maxDepth, queueDepth())
-		ready := int(gaugeSum("vectorpilot_index_ready", "namespace", ns))
+		ready := int(seriesSum("vectorpilot_index_ready", "namespace", ns))
 		if ready == n && readyInAPI(b, k8s, ns) == n {
 			break
 		}
@@ -159,20 +159,21 @@ func must(b *testing.B, err error) {
 
 // requests is the operator's OpenSearch request counter for the namespace's cluster.
 func requests(ns string) float64 {
-	return counterSum("vectorpilot_opensearch_requests_total", "namespace", ns)
+	return seriesSum("vectorpilot_opensearch_requests_total", "namespace", ns)
 }
 
 // reconciles counts VectorIndex reconciles so far, across managers in this process.
 func reconciles() float64 {
-	return counterSum("controller_runtime_reconcile_total", "controller", "vectorindex")
+	return seriesSum("controller_runtime_reconcile_total", "controller", "vectorindex")
 }
 
-// counterSum sums the counter's series whose label key is value.
-func counterSum(name, key, value string) float64 {
+// seriesSum sums the counter's or gauge's series whose label key is value (a series has
+// one of the two; the other reads 0).
+func seriesSum(name, key, value string) float64 {
 	var sum float64
 	for _, m := range metricsNamed(name) {
 		if label(m, key) == value {
-			sum += m.GetCounter().GetValue()
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
 	return sum
@@ -191,20 +192,9 @@ func readyInAPI(b *testing.B, k8s client.Client, ns string) int {
 	return ready
 }
 
-// gaugeSum sums the gauge's series whose label key is value.
-func gaugeSum(name, key, value string) float64 {
-	var sum float64
-	for _, m := range metricsNamed(name) {
-		if label(m, key) == value {
-			sum += m.GetGauge().GetValue()
-		}
-	}
-	return sum
-}
-
 // queueDepth is the VectorIndex controller's work queue depth now.
 func queueDepth() float64 {
-	return gaugeSum("workqueue_depth", "name", "vectorindex")
+	return seriesSum("workqueue_depth", "name", "vectorindex")
 }
 
 // latencyBuckets are the cumulative counts of a reconcile-time histogram by upper bound.
