@@ -97,8 +97,9 @@ func fleet(b *testing.B, n int) {
 	maxDepth := 0.0
 	// The operator's own Ready gauge is polled (in this process, free); the API is listed
 	// only to confirm what it says. Listing 5,000 objects every 200 ms, as this loop did,
-	// kept the apiserver and this process busy on half of the machine's two cores, beside
-	// the node whose index creation is the bound.
+	// kept the apiserver at 31-57 % of a core beside the node whose index creation is the
+	// bound.
+	//
 	// A line a minute while the fleet converges: how fast indexes turn Ready, and what the
 	// operator asked of OpenSearch meanwhile, so a slow run says where it slowed.
 	nextProgress := start.Add(time.Minute)
