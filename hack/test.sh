@@ -49,7 +49,9 @@ leave_test_slice() {
 }
 # What the run leaves on the machine goes on exit, whatever the outcome; its scratch files too.
 scratch=()
+sampler=""
 clean_up() {
+  [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
   rm -rf "${scratch[@]}"
   bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true
   stop_orphaned_control_planes
@@ -63,7 +65,27 @@ steps=()
 output=$(mktemp)
 packages=$(mktemp)
 events=$(mktemp -d)
-scratch+=("$output" "$packages" "$events")
+cpu_samples=$(mktemp)
+scratch+=("$output" "$packages" "$events" "$cpu_samples")
+
+# Whether a step or a test waited or computed: the machine's CPU, from /proc/stat's first
+# line, as "busy total" jiffies (busy: everything but idle and iowait; total: all of it).
+cpu_jiffies() {
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+  echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+# busy_share "BUSY TOTAL" "BUSY TOTAL": the percentage of the cores' time busy in between.
+busy_share() {
+  local b0 t0 b1 t1
+  read -r b0 t0 <<<"$1"
+  read -r b1 t1 <<<"$2"
+  ((t1 > t0)) && echo "$((100 * (b1 - b0) / (t1 - t0)))" || echo "?"
+}
+# A sample a second, for the slowest tests' share (hack/test-summary.sh): "epoch busy total".
+sample_cpu() { while :; do echo "$EPOCHREALTIME $(cpu_jiffies)"; sleep 1; done; }
+sample_cpu >"$cpu_samples" &
+sampler=$!
 
 # gotest runs go test through gotestsum, its JUnit report in bin/test-results/<report>.xml:
 # a line per test as it ends and a summary — or go test -v's own output when the
@@ -90,10 +112,11 @@ gotest() {
   return "$status"
 }
 step() {
-  local name=$1 start=$SECONDS status=0
+  local name=$1 start=$SECONDS cpu_before status=0
   shift
+  cpu_before=$(cpu_jiffies)
   "$@" 2>&1 | tee "$output" || status=$?
-  steps+=("$(printf '%-30s %6ds' "$name" $((SECONDS - start)))")
+  steps+=("$(printf '%-30s %6ds  CPU %3s %% busy' "$name" $((SECONDS - start)) "$(busy_share "$cpu_before" "$(cpu_jiffies)")")")
   [ "$status" -eq 0 ] || steps[-1]+=" (failed)"
   # go test's closing line per package: "ok  <TAB>path<TAB>12.3s", or FAIL.
   awk -F'\t' -v step="$name" '$1 ~ /^(ok|FAIL) *$/ && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); printf "%8.1fs  %-4s %s (%s)\n", t, $1, $2, step }' "$output" >>"$packages"
@@ -109,7 +132,7 @@ report() {
   echo
   echo "time by step:"
   printf '  %s\n' "${steps[@]}"
-  bash hack/test-summary.sh "$packages" "$events" || log "the summary failed (exit $?); the tests' outcome stands"
+  bash hack/test-summary.sh "$packages" "$events" "$cpu_samples" || log "the summary failed (exit $?); the tests' outcome stands"
 }
 
 # With no arguments (make test, CI): the set-up first, each phase a step, so that the report

@@ -19,6 +19,8 @@ import (
 // TestTheRunSummaryReadsAllItsInput: the summary at the end of hack/test.sh lists the
 // slowest of many packages and tests and exits 0. Its lists once stopped reading early
 // (head): under pipefail sort died of SIGPIPE and a run whose tests all passed exited 141.
+// Beside each test, how busy the machine's cores were from its start to its end (its run
+// and pass events, the CPU samples around them); ? where its events are missing.
 // gotestsum is played by a script printing its `tool slowest` lines: this tests the
 // summary's pipeline, not gotestsum.
 func TestTheRunSummaryReadsAllItsInput(t *testing.T) {
@@ -45,13 +47,33 @@ func TestTheRunSummaryReadsAllItsInput(t *testing.T) {
 		}
 	}
 	write(packages, pk.String(), 0o644)
-	write(filepath.Join(events, "packages.json"), "{}\n", 0o644)
+	// The slowest test ran 100 s, from 01:00:00 to 01:01:40; the samples a second around it
+	// say 40 of 160 jiffies busy (25 %). A sample inside it, and another test's events and
+	// a subtest's beside it, must not count.
+	write(filepath.Join(events, "packages.json"), strings.Join([]string{
+		`{"Time":"2026-11-29T01:00:00.5Z","Action":"run","Package":"github.com/vectorpilot/vectorpilot/internal/package3000","Test":"TestNumber3000"}`,
+		`{"Time":"2026-11-29T01:00:01Z","Action":"run","Package":"github.com/vectorpilot/vectorpilot/internal/package3000","Test":"TestNumber3000/sub"}`,
+		`{"Time":"2026-11-29T01:00:02Z","Action":"pass","Package":"github.com/vectorpilot/vectorpilot/internal/package3000","Test":"TestNumber3000/sub","Elapsed":1}`,
+		`{"Time":"2026-11-29T01:01:40.5Z","Action":"pass","Package":"github.com/vectorpilot/vectorpilot/internal/package3000","Test":"TestNumber3000","Elapsed":100}`,
+		`{"Time":"2026-11-29T01:01:41Z","Action":"run","Package":"github.com/vectorpilot/vectorpilot/internal/package2999","Test":"TestNumber2999"}`,
+	}, "\n")+"\n", 0o644)
+	at := func(clock string) float64 {
+		t.Helper()
+		ts, err := time.Parse(time.RFC3339, "2026-11-29T"+clock+"Z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(ts.Unix())
+	}
+	samples := filepath.Join(dir, "cpu")
+	write(samples, fmt.Sprintf("%.6f 900 4900\n%.6f 1000 5000\n%.6f 1020 5100\n%.6f 1040 5160\n%.6f 1500 9000\n",
+		at("00:59:59"), at("01:00:00"), at("01:00:50"), at("01:01:41"), at("01:01:42")), 0o644)
 	write(filepath.Join(dir, "slowest.txt"), slowest.String(), 0o644)
 	write(filepath.Join(bin, "gotestsum"), "#!/bin/sh\ncat "+filepath.Join(dir, "slowest.txt")+"\n", 0o755)
 
 	// SIGPIPE struck when head exited before sort's last write: a race, so several runs.
 	for run := 0; run < 10; run++ {
-		cmd := exec.Command("bash", filepath.Join(root, "hack", "test-summary.sh"), packages, events)
+		cmd := exec.Command("bash", filepath.Join(root, "hack", "test-summary.sh"), packages, events, samples)
 		cmd.Env = append(os.Environ(), "BIN_DIR="+bin)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -65,8 +87,11 @@ func TestTheRunSummaryReadsAllItsInput(t *testing.T) {
 			t.Fatalf("run %d: slowest package %q, want %q", run, got[1], want)
 		}
 		// 3000 → 50m0.5s: 3000.5 seconds, the slowest test.
-		if want := "    3000.5s  github.com/vectorpilot/vectorpilot/internal/package3000 TestNumber3000"; got[10] != want {
+		if want := "    3000.5s  github.com/vectorpilot/vectorpilot/internal/package3000 TestNumber3000  CPU 25 % busy"; got[10] != want {
 			t.Fatalf("run %d: slowest test %q, want %q", run, got[10], want)
+		}
+		if want := "    2999.5s  github.com/vectorpilot/vectorpilot/internal/package2999 TestNumber2999  CPU ? % busy"; got[11] != want {
+			t.Fatalf("run %d: second slowest test %q, want %q (its run has no end)", run, got[11], want)
 		}
 	}
 }
@@ -102,7 +127,7 @@ func TestAWholeRunTimesItsSetUp(t *testing.T) {
 		t.Errorf("make ran %q, want tools then real-parts and nothing after", got)
 	}
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^time by step:\n  set-up: make tools +\d+s\n  set-up: make real-parts +\d+s \(failed\)$`),
+		regexp.MustCompile(`(?m)^time by step:\n  set-up: make tools +\d+s  CPU +(\d+|\?) % busy\n  set-up: make real-parts +\d+s  CPU +(\d+|\?) % busy \(failed\)$`),
 		regexp.MustCompile(`(?m)error: make real-parts failed; no test ran$`),
 	} {
 		if !want.Match(out) {
