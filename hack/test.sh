@@ -52,6 +52,12 @@ scratch=()
 sampler=""
 clean_up() {
   [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+  # go test's events and the CPU samples stay beside the JUnit reports, for a closer look
+  # at where the time went (gotestsum tool slowest --jsonfile bin/test-results/e2e.json).
+  if [ -n "${events:-}" ] && [ -d "$BIN_DIR/test-results" ]; then
+    cp "$events"/*.json "$BIN_DIR/test-results/" 2>/dev/null || true
+    cp "$cpu_samples" "$BIN_DIR/test-results/cpu-samples" 2>/dev/null || true
+  fi
   rm -rf "${scratch[@]}"
   bash hack/opensearch.sh destroy "$node" >/dev/null 2>&1 || true
   stop_orphaned_control_planes
