@@ -212,6 +212,9 @@ type probeResult struct {
 	// nodes are the nodes as the probe read them, for the steps after it; nil when
 	// OpenSearch did not answer.
 	nodes []opensearch.NodeVariant
+	// shardsMoving: shards were initializing or relocating, so health is about to change;
+	// shardsUnassigned: some copies had no node.
+	shardsMoving, shardsUnassigned bool
 }
 
 // probe reads version, health and plugins into status.
@@ -256,6 +259,7 @@ func (r *SearchClusterReconciler) probe(ctx context.Context, sc *v1alpha1.Search
 		return fail(err)
 	}
 	res := probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, nodes: nodes,
+		shardsMoving: info.ShardsMoving > 0, shardsUnassigned: info.ShardsUnassigned > 0,
 		message: fmt.Sprintf("OpenSearch %s with k-NN %s, %d nodes, health %s", info.Version, knn, info.Nodes, info.Health)}
 	switch {
 	case knn == "":

@@ -503,9 +503,9 @@ func (s staticHealth) IndexSettings(context.Context, *v1alpha1.SearchCluster) (m
 }
 
 // TestClusterStatus: a SearchCluster's conditions come from one place after its steps: a
-// step that failed its part says why; once every step ran, pods starting ask to look
-// again soon, and otherwise only what the probe says may pass is retried; an external
-// cluster says what its probe found.
+// step that failed its part says why; once every step ran, pods starting and shards
+// recovering after them ask to look again soon, and otherwise only what the probe says may
+// pass is retried; an external cluster says what its probe found.
 func TestClusterStatus(t *testing.T) {
 	managedSpec := v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{}}
 	externalSpec := v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "https://search:9200"}}
@@ -514,13 +514,15 @@ func TestClusterStatus(t *testing.T) {
 	unreachable := probeResult{state: conditions.Degraded, reason: v1alpha1.ReasonUnreachable, message: "refused", retry: refused}
 	settled := poolObservation{desired: 3, ready: 3, settled: true}
 	for _, tc := range []struct {
-		name    string
-		spec    v1alpha1.SearchClusterSpec
-		run     clusterRun
-		out     steps.Outcome
-		reason  string // of the condition that says it, "" for none set
-		requeue time.Duration
-		err     error
+		name string
+		spec v1alpha1.SearchClusterSpec
+		// readySince: the cluster has been Ready this long before the reconcile.
+		readySince time.Duration
+		run        clusterRun
+		out        steps.Outcome
+		reason     string // of the condition that says it, "" for none set
+		requeue    time.Duration
+		err        error
 	}{
 		{name: "pods starting: back in 5s", spec: managedSpec,
 			run:    clusterRun{obs: poolObservation{desired: 3, ready: 1, settled: true}},
@@ -528,6 +530,16 @@ func TestClusterStatus(t *testing.T) {
 		{name: "a step's earlier requeue is kept", spec: managedSpec,
 			run: clusterRun{obs: poolObservation{desired: 3, ready: 1, settled: true}}, out: steps.Outcome{Result: steps.After(time.Second)},
 			reason: v1alpha1.ReasonPodsStarting, requeue: time.Second},
+		{name: "settled and green: back at the poll interval", spec: managedSpec,
+			run: clusterRun{obs: settled, probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled}}},
+		{name: "shards recovering: back in 5s", spec: managedSpec,
+			run: clusterRun{obs: settled, probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, shardsMoving: true}}, requeue: 5 * time.Second},
+		{name: "copies unassigned as it becomes Ready: back in 5s", spec: managedSpec,
+			run: clusterRun{obs: settled, probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, shardsUnassigned: true}}, requeue: 5 * time.Second},
+		{name: "copies unassigned a minute after it became Ready: back in 5s", spec: managedSpec, readySince: time.Minute,
+			run: clusterRun{obs: settled, probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, shardsUnassigned: true}}, requeue: 5 * time.Second},
+		{name: "copies unassigned long after it became Ready: back at the poll interval", spec: managedSpec, readySince: 10 * time.Minute,
+			run: clusterRun{obs: settled, probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, shardsUnassigned: true}}},
 		{name: "unreachable and settled: the probe's error retried", spec: managedSpec,
 			run: clusterRun{obs: settled, probe: unreachable}, reason: v1alpha1.ReasonUnreachable, err: refused},
 		{name: "objects not applied: Degraded with why", spec: managedSpec,
@@ -546,6 +558,10 @@ func TestClusterStatus(t *testing.T) {
 			r.Options.RolloutPollInterval = 5 * time.Second
 			run := tc.run
 			run.sc = &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: "ns"}, Spec: tc.spec}
+			if tc.readySince > 0 {
+				run.sc.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReconciled,
+					LastTransitionTime: metav1.NewTime(time.Now().Add(-tc.readySince))}}
+			}
 			out := tc.out
 			r.clusterStatus(&run, &out)
 			if out.RequeueAfter != tc.requeue || !errors.Is(out.Err, tc.err) {

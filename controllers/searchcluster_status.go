@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
@@ -18,7 +20,7 @@ import (
 // place: a step that failed its part says why (Degraded), as does any step's error — a
 // reconcile that stops short never leaves status saying what it said before; once every
 // step ran, the pods, the rollout and OpenSearch's answer decide. It looks again within
-// seconds while pods start, roll or leave.
+// seconds while pods start, roll or leave, and while copies recover after them.
 func (r *SearchClusterReconciler) clusterStatus(m *clusterRun, out *steps.Outcome) {
 	sc := m.sc
 	switch {
@@ -36,14 +38,34 @@ func (r *SearchClusterReconciler) clusterStatus(m *clusterRun, out *steps.Outcom
 			r.Recorder.Eventf(sc, nil, corev1.EventTypeWarning, v1alpha1.ReasonPodsFailing, "Observe", "%s", podsFailing(sc, m.obs))
 		}
 		if m.obs.ready < m.obs.desired || m.plan.Pending > 0 || !m.obs.settled || sc.Status.AllocationRestricted ||
-			sc.Status.ScaleDown != nil || len(sc.Status.DrainingNodes) > 0 {
-			// Pods starting, rolling or leaving: pod events wake the reconcile too, but
-			// OpenSearch health and shard moves do not.
+			sc.Status.ScaleDown != nil || len(sc.Status.DrainingNodes) > 0 || recovering(sc, m.probe) {
+			// Pods starting, rolling or leaving, or copies recovering after them: pod events
+			// wake the reconcile too, but OpenSearch health and shard moves do not.
 			out.Within(r.Options.RolloutPollInterval)
 			return
 		}
 		out.Err = m.probe.retry
 	}
+}
+
+// recoveryWatch is how long after a managed cluster became Ready its unassigned copies
+// are taken for copies about to recover: a restarted node's replicas wait for the reroute
+// that follows the restart's end, or for index.unassigned.node_left.delayed_timeout (1 min
+// by default), before they initialize.
+const recoveryWatch = 2 * time.Minute
+
+// recovering says that sc's health is about to change: shards initialize or relocate, or
+// copies have no node while the cluster became Ready moments ago (its pods back, a rollout
+// ended). It is read again from status and OpenSearch on every reconcile — a reconcile an
+// event starts replaces the requeue of the one before it — and a cluster yellow for good
+// (more replicas than nodes) falls back to the poll interval after recoveryWatch. Without
+// it, status said yellow for up to the 30 s poll after the cluster was green again.
+func recovering(sc *v1alpha1.SearchCluster, probe probeResult) bool {
+	if probe.shardsMoving {
+		return true
+	}
+	ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+	return probe.shardsUnassigned && ready != nil && ready.Status == metav1.ConditionTrue && time.Since(ready.LastTransitionTime.Time) < recoveryWatch
 }
 
 // setManagedConditions: unschedulable pods first (they need a person or an autoscaler),

@@ -72,8 +72,8 @@ type Options struct {
 	// object store went away can stay IN_PROGRESS indefinitely, while a large healthy one
 	// may run for hours. Default 30m.
 	SnapshotStallTimeout time.Duration
-	// RolloutPollInterval is how often a managed cluster whose pods start or roll is
-	// looked at again. Default 5s.
+	// RolloutPollInterval is how often a managed cluster whose pods start, roll or leave,
+	// or whose copies recover after them, is looked at again. Default 5s.
 	RolloutPollInterval time.Duration
 	// ManagedEndpoint overrides the URL of managed clusters (default: their client
 	// Service), for running the operator outside the cluster and for tests.

@@ -19,6 +19,10 @@ type ClusterInfo struct {
 	Nodes   int
 	// UUID is the cluster's UUID, "_na_" before it has formed.
 	UUID string
+	// ShardsMoving are the shards initializing or relocating: health is about to change.
+	ShardsMoving int
+	// ShardsUnassigned are the shard copies no node holds.
+	ShardsUnassigned int
 }
 
 // Info reads the cluster's version and health.
@@ -35,11 +39,15 @@ func (c *Client) Info(ctx context.Context) (ClusterInfo, error) {
 	var health struct {
 		Status        string `json:"status"`
 		NumberOfNodes int    `json:"number_of_nodes"`
+		Initializing  int    `json:"initializing_shards"`
+		Relocating    int    `json:"relocating_shards"`
+		Unassigned    int    `json:"unassigned_shards"`
 	}
 	if err := c.do(ctx, http.MethodGet, "/_cluster/health", nil, &health); err != nil {
 		return ClusterInfo{}, err
 	}
-	return ClusterInfo{Version: root.Version.Number, Health: health.Status, Nodes: health.NumberOfNodes, UUID: root.ClusterUUID}, nil
+	return ClusterInfo{Version: root.Version.Number, Health: health.Status, Nodes: health.NumberOfNodes, UUID: root.ClusterUUID,
+		ShardsMoving: health.Initializing + health.Relocating, ShardsUnassigned: health.Unassigned}, nil
 }
 
 // PluginVersion is the version of the named plugin on the first node that has it, or ""

@@ -42,6 +42,11 @@ import (
 // queryRate is the fixed rate of the load loop's k-NN queries through the client Service.
 const queryRate = 20
 
+// statusLagLimit is how long after the cluster turns green its status may still say
+// otherwise while shards recover: the operator's rollout poll (5 s), its reconcile and the
+// test's 2-second poll.
+const statusLagLimit = 10 * time.Second
+
 // TestRollingRestartUnderLoad: a configuration change rolls the three nodes with
 // maxUnavailable 2 while a load loop sends k-NN queries through the client Service at a
 // fixed rate: no query fails, the cluster is never red, and no pod is stopped while another
@@ -145,9 +150,14 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	load.phase("during")
 	started := time.Now()
 	update(t, sc, change)
+	// What status said, each change timed, for the timeline.
+	var said []string
 	waitFor(t, 12*time.Minute, "every node restarted onto the new configuration and the cluster Ready and green", func() (bool, string) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
 			return false, err.Error()
+		}
+		if line := statusLine(sc); len(said) == 0 || said[len(said)-1][9:] != line {
+			said = append(said, time.Now().Format(time.TimeOnly)+" "+line)
 		}
 		now := podUIDs(t, sc)
 		restarted := 0
@@ -165,6 +175,16 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 			fmt.Sprintf("%d of %d restarted, rollout %+v, health %s", restarted, pool.Replicas, sc.Status.Rollout, sc.Status.Health)
 	})
 	took := time.Since(started)
+	// Status follows health while the restarted nodes' copies recover: the operator looks
+	// again within its rollout poll (5 s), not at its health poll (30 s), which left status
+	// yellow for 30 s after the cluster was green. The wait above polls every 2 s.
+	if green := health.greenSince(); green.IsZero() {
+		t.Errorf("the operator says the cluster is green and the rollout done; OpenSearch's health is not green")
+	} else if lag := time.Since(green); lag > statusLagLimit {
+		t.Errorf("status said green, Ready and the rollout done %s after the cluster was green again, over %s", lag.Round(100*time.Millisecond), statusLagLimit)
+	} else {
+		t.Logf("status said green, Ready and the rollout done %s after the cluster was green again", lag.Round(100*time.Millisecond))
+	}
 	hogged := time.Duration(0)
 	if hog != nil {
 		hogged = hog.stop()
@@ -175,7 +195,7 @@ func rollUnderLoad(t *testing.T, sc *v1alpha1.SearchCluster, change func(), midw
 	colours, unanswered, red := health.stop()
 	seen := pods.stop()
 	// One timeline, by wall-clock time: queries, CPU by cgroup, pod changes.
-	timeline := slices.Concat(load.timeline(), cpu.stop(), seen.events, health.events)
+	timeline := slices.Concat(load.timeline(), cpu.stop(), seen.events, health.events, said)
 	slices.SortStableFunc(timeline, func(a, b string) int { return strings.Compare(a[:8], b[:8]) })
 	// Logged last, after the verdicts, also on t.Fatal: a report that keeps only a failed
 	// test's first lines must show what failed, not a page of timeline.
@@ -776,9 +796,12 @@ type healthWatch struct {
 	redShards  []string
 	// weighedAway are the nodes seen with search weight 0 (the restart's weighted routing).
 	weighedAway map[string]int
-	// events are the changes of elected cluster manager and of search weights, timed.
-	events         []string
-	manager, moved string
+	// events are the changes of health, of elected cluster manager and of search weights,
+	// timed.
+	events                 []string
+	colour, manager, moved string
+	// green is when health last turned green.
+	green time.Time
 	done           chan struct{}
 	stopped        chan struct{}
 }
@@ -835,6 +858,13 @@ func watchHealth(base string) *healthWatch {
 				h.unanswered++
 			} else {
 				h.colours[answer.Status]++
+				if answer.Status != h.colour {
+					h.events = append(h.events, fmt.Sprintf("%s health %s", now, answer.Status))
+					h.colour = answer.Status
+					if answer.Status == "green" {
+						h.green = time.Now()
+					}
+				}
 			}
 			if red != "" && len(h.redShards) < 3 {
 				h.redShards = append(h.redShards, red)
@@ -852,6 +882,29 @@ func watchHealth(base string) *healthWatch {
 
 // stop ends the sampling: samples by colour, unanswered samples, and the shards seen in
 // the first red samples.
+// statusLine is what sc's status says of its health, readiness and rollout.
+func statusLine(sc *v1alpha1.SearchCluster) string {
+	ready := "unknown"
+	if c := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+		ready = fmt.Sprintf("%s (generation %d of %d)", c.Status, c.ObservedGeneration, sc.Generation)
+	}
+	rollout := "none"
+	if r := sc.Status.Rollout; r != nil {
+		rollout = fmt.Sprintf("%d pending, %s", r.PendingPods, r.Message)
+	}
+	return fmt.Sprintf("status: health %s, Ready %s, rollout %s", sc.Status.Health, ready, rollout)
+}
+
+// greenSince is when health last turned green, zero while it is not.
+func (h *healthWatch) greenSince() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.colour != "green" {
+		return time.Time{}
+	}
+	return h.green
+}
+
 func (h *healthWatch) stop() (map[string]int, int, []string) {
 	close(h.done)
 	<-h.stopped
