@@ -616,6 +616,7 @@ func TestLocalRunsAreBoundedAndFailAfterRepeatedInterruptions(t *testing.T) {
 // and deleting the object (deletionPolicy Delete) leaves the index — the way out of a
 // finalizer that cannot finish.
 func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
 	osClient := osClient(t, url)
@@ -646,6 +647,7 @@ func TestPausedIndexWritesNothingAndLetsGoWithoutDeleting(t *testing.T) {
 // and takes no snapshot, whatever its schedule; a paused VectorSnapshot whose
 // deletionPolicy is Delete is let go without its snapshot being deleted.
 func TestPausedSnapshotObjectsWriteNothing(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
 	osClient := osClient(t, url)

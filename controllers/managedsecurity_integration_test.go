@@ -35,6 +35,7 @@ import (
 // kubelet). With a short validity the certificates are re-issued before they expire and
 // the nodes restart onto them one at a time. No password shows in status or Events.
 func TestSecuredManagedCluster(t *testing.T) {
+	waitsMostly(t)
 	var endpoint atomic.Value
 	endpoint.Store("https://127.0.0.1:1") // nothing listens until nginx has the operator's CA
 	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return endpoint.Load().(string) }, &controlledHealth{health: rollout.Health{Status: "green"}})
@@ -247,6 +248,7 @@ func TestSecurityOffIsAWarning(t *testing.T) {
 // one at a time — before the old ones end. status.certificates.servedNotAfter follows what
 // the running pods serve: the old end until the last of them restarted, then the new.
 func TestCertificatesNeverExpireOnARedCluster(t *testing.T) {
+	waitsMostly(t)
 	e := startRollingOperator(t, func(*v1alpha1.SearchCluster) string { return "https://127.0.0.1:1" }, &controlledHealth{health: rollout.Health{Status: "red"}})
 	// Expiring (70 s left) 110 s after issue.
 	sc := shortLivedCertificates(e.ns, "red")

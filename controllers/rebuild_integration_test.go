@@ -390,6 +390,7 @@ func deref(p *int64) string {
 // revert of the spec rolls back onto. A writer runs throughout; every acknowledged write is
 // found after.
 func TestAliasLessIndexAdoptsTheSchemeOnItsFirstRebuild(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
 	c := osClient(t, url)
@@ -516,6 +517,7 @@ func copyingRebuild(t *testing.T, name string, docs int, seed uint64) (*env, *op
 // no running _reindex creates the target again (OpenSearch auto-creates a missing bulk
 // target, with a dynamic mapping), and nothing named after the index is left.
 func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
+	waitsMostly(t)
 	e, c, vi := copyingRebuild(t, "gone", 20000, 53)
 	target := vi.Status.Rebuild.Target
 	if err := e.k8s.Delete(e.ctx, vi); err != nil {
@@ -545,6 +547,7 @@ func TestDeletingAnIndexMidRebuildLeavesNothingBehind(t *testing.T) {
 // copies (the strategy only decides whether a change is accepted): the rebuild finishes
 // with the schema's gate, and the next build change is refused at admission.
 func TestRemovingTheStrategyMidRebuildLetsItFinish(t *testing.T) {
+	waitsMostly(t)
 	e, _, vi := copyingRebuild(t, "unset", 5000, 59)
 	e.update(vi, func() { vi.Spec.Rebuild = nil })
 	rb := e.waitRebuild(vi, 2*time.Minute, func(rb *v1alpha1.RebuildStatus) bool { return rb.Phase == v1alpha1.RebuildSucceeded })
@@ -561,6 +564,7 @@ func TestRemovingTheStrategyMidRebuildLetsItFinish(t *testing.T) {
 // shard count, the space, and the mode with compression (float in memory → 8x on disk) —
 // ends with the alias on an index that has it and every document.
 func TestRebuildCarriesOtherBuildChanges(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
 	c := osClient(t, url)

@@ -25,6 +25,7 @@ import (
 // real S3-compatible server, the index deleted with its VectorIndex, then restored through a
 // new VectorIndex: the same document count and the same top-10 for 50 fixed queries.
 func TestSnapshotToS3DeleteAndRestore(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	osClient, url := startS3Node(t, "ctl-snapshot", "vectors-snapshots", "")
 	e.cluster("vectors", url)
@@ -252,6 +253,7 @@ func (p *s3Proxy) restore() {
 // unknown (SnapshotStateUnknown) and is never aborted on that ground; once S3 is back it
 // ends as the repository says, and the policy's next scheduled snapshot succeeds.
 func TestS3OutageMidSnapshot(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	root := testsupport.Root(t)
 	s3, err := devenv.StartS3(root, "ctl-s3-outage")

@@ -62,6 +62,7 @@ func (f *faultyLine) set(refuse func(*http.Request) bool) {
 // Failed about a snapshot the repository reads SUCCESS, deleted with deletionPolicy Delete
 // (as retention deletes failed ones), leaves the snapshot in the repository.
 func TestSnapshotStateUnknownNeverDeletesABackup(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	nodeURL := testsupport.OpenSearchURL(t)
 	direct := osClient(t, nodeURL)

@@ -126,6 +126,16 @@ var (
 	runToken = strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36*36), 36)
 )
 
+// waitsMostly marks a test that spends most of its time waiting — certificate lifetimes,
+// fault windows, timeouts the operator must sit out — and owns what it changes: its
+// namespace, indexes, repositories, proxies, and any node or S3 server it starts. go test
+// runs such tests side by side once the others are done (hack/test.sh lets 8 run at once),
+// so the package does not wait through each in turn. Each left the machine's cores at most
+// 45 % busy alone (make test's report gives the share beside every slow test). A test that
+// reads or changes the shared node's cluster-wide state (its health, cluster settings, all
+// its indexes) or judges by CPU does not qualify.
+func waitsMostly(t *testing.T) { t.Parallel() }
+
 // env is one test's namespace with the operator running against it.
 type env struct {
 	t   *testing.T

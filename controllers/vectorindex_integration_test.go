@@ -712,6 +712,7 @@ func TestFaissEfSearchIsABuildParameter(t *testing.T) {
 // takes each data type and space the engines index — float, byte and binary (hamming) —
 // on 2,000 documents each, and reports a value.
 func TestLiveRecallOfEveryDataType(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	url := testsupport.OpenSearchURL(t)
 	osClient := osClient(t, url)

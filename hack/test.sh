@@ -186,7 +186,9 @@ if [ $# -gt 0 ]; then
   step "go test" gotest go-test -count=1 -timeout 60m "$@" || rc=1
 else
   mapfile -t others < <(go list ./... ./test/... | grep -v '/test/e2e$')
-  step "packages but test/e2e" gotest packages -count=1 -timeout 60m "${others[@]}" || rc=1
+  # -parallel: the tests that mostly wait (controllers' waitsMostly) run side by side, more
+  # of them than the two cores go test would allow by default.
+  step "packages but test/e2e" gotest packages -count=1 -parallel 8 -timeout 60m "${others[@]}" || rc=1
   step "test/e2e (the real node)" gotest e2e -count=1 -timeout 60m ./test/e2e || rc=1
   # The Argo CD health checks, in a module of their own (test/argocd: Argo CD's Kubernetes
   # libraries are older than the operator's), and the race detector over the unit tests:
