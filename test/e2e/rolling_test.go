@@ -801,9 +801,9 @@ type healthWatch struct {
 	events                 []string
 	colour, manager, moved string
 	// green is when health last turned green.
-	green time.Time
-	done           chan struct{}
-	stopped        chan struct{}
+	green   time.Time
+	done    chan struct{}
+	stopped chan struct{}
 }
 
 func watchHealth(base string) *healthWatch {
