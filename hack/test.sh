@@ -45,7 +45,13 @@ enter_test_slice() {
 leave_test_slice() {
   [ -n "$test_slice" ] || return 0
   echo $$ >"$cpu_cgroup/cgroup.procs"
-  rmdir "$test_slice" 2>/dev/null || true
+  # A process the run stopped may still be exiting (the CPU sampler's last sleep).
+  local _
+  for _ in 1 2 3; do
+    rmdir "$test_slice" 2>/dev/null && return 0
+    sleep 1
+  done
+  log "could not remove CPU cgroup $test_slice; the next run removes it once empty"
 }
 # What the run leaves on the machine goes on exit, whatever the outcome; its scratch files too.
 scratch=()
