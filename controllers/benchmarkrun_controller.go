@@ -39,6 +39,7 @@ import (
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/status,verbs=get;update
 // +kubebuilder:rbac:groups=vectorpilot.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=argoproj.io,resources=workflowtemplates,verbs=get
 
 // BenchmarkFinalizer holds a run until the index settings it changed are put back.
 const BenchmarkFinalizer = "vectorpilot.io/benchmark-settings"
@@ -51,9 +52,11 @@ const maxLocalAttempts = 3
 // Workflow for the Argo runner.
 type BenchmarkRunReconciler struct {
 	client.Client
-	Resolver *connect.Resolver
-	Recorder recorder.EventRecorder
-	Options  Options
+	// APIReader reads what is not cached: an Argo run's WorkflowTemplate.
+	APIReader client.Reader
+	Resolver  *connect.Resolver
+	Recorder  recorder.EventRecorder
+	Options   Options
 	// Argo says the Workflow kind is served; without it Argo runs fail with a reason.
 	Argo bool
 	// openSearch, when set, replaces the Resolver where held settings are put back
@@ -586,6 +589,15 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	var wf wfv1.Workflow
 	err = r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &wf)
 	if apierrors.IsNotFound(err) {
+		template := run.Spec.Runner.WorkflowTemplateRef.Name
+		switch tmpl, err := r.workflowTemplate(ctx, run); {
+		case err != nil:
+			return ctrl.Result{}, err
+		case tmpl == nil:
+			setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonWorkflowTemplateNotFound,
+				fmt.Sprintf("WorkflowTemplate %s not found in namespace %s: the Workflow is submitted once it is there", template, run.Namespace))
+			return ctrl.Result{RequeueAfter: r.Options.ClusterPollInterval}, nil
+		}
 		endpoint, access, err := workflowAccess(ctx, r.Resolver, &sc)
 		if err != nil {
 			return r.waitOn(run, err)
@@ -600,9 +612,15 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 		if err := r.Create(ctx, &wf); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
-		r.Recorder.Eventf(run, &wf, corev1.EventTypeNormal, v1alpha1.ReasonWorkflowCreated, "Submit", "Workflow %s from WorkflowTemplate %s", name, run.Spec.Runner.WorkflowTemplateRef.Name)
+		r.Recorder.Eventf(run, &wf, corev1.EventTypeNormal, v1alpha1.ReasonWorkflowCreated, "Submit", "Workflow %s from WorkflowTemplate %s", name, template)
 	} else if err != nil {
 		return ctrl.Result{}, err
+	}
+	if wf.DeletionTimestamp != nil { // submitted again once it is gone
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if resubmitted, err := r.resubmitBeforeTemplateSeen(ctx, run, &wf); resubmitted || err != nil {
+		return ctrl.Result{RequeueAfter: time.Second}, err
 	}
 	if run.Status.StartTime == nil {
 		now := metav1.Now()
@@ -629,6 +647,41 @@ func (r *BenchmarkRunReconciler) runArgo(ctx context.Context, run *v1alpha1.Benc
 	}
 	setRunState(run, v1alpha1.BenchmarkRunning, conditions.Progressing, v1alpha1.ReasonBenchmarking, fmt.Sprintf("Workflow %s is %s", name, phaseOrPending(wf.Status.Phase)))
 	return ctrl.Result{}, nil
+}
+
+// workflowTemplate is the run's WorkflowTemplate as the API server has it (the operator
+// caches no templates), or nil when there is none.
+func (r *BenchmarkRunReconciler) workflowTemplate(ctx context.Context, run *v1alpha1.BenchmarkRun) (*wfv1.WorkflowTemplate, error) {
+	var tmpl wfv1.WorkflowTemplate
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.Runner.WorkflowTemplateRef.Name}, &tmpl)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &tmpl, nil
+}
+
+// resubmitBeforeTemplateSeen deletes wf, for the next reconcile to submit it again, when
+// Argo's workflow controller failed it only because its cache lagged the template's
+// creation (benchrun.TemplateSettle).
+func (r *BenchmarkRunReconciler) resubmitBeforeTemplateSeen(ctx context.Context, run *v1alpha1.BenchmarkRun, wf *wfv1.Workflow) (bool, error) {
+	if wf.Status.Phase != wfv1.WorkflowError {
+		return false, nil
+	}
+	tmpl, err := r.workflowTemplate(ctx, run)
+	if err != nil || !benchrun.FailedBeforeTemplateSeen(wf, tmpl) {
+		return false, err
+	}
+	if err := r.Delete(ctx, wf, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	msg := fmt.Sprintf("Workflow %s submitted again: Argo's workflow controller failed it (%s) before it had seen WorkflowTemplate %s, made %s before the Workflow",
+		wf.Name, wf.Status.Message, tmpl.Name, wf.CreationTimestamp.Sub(tmpl.CreationTimestamp.Time))
+	r.Recorder.Eventf(run, wf, corev1.EventTypeNormal, v1alpha1.ReasonWorkflowCreated, "Resubmit", msg)
+	setRunState(run, v1alpha1.BenchmarkPending, conditions.Progressing, v1alpha1.ReasonWorkflowCreated, msg)
+	return true, nil
 }
 
 func phaseOrPending(p wfv1.WorkflowPhase) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,10 +148,12 @@ func TestLocalBenchmarkRunTunesItsIndex(t *testing.T) {
 	t.Logf("index tuned: %d slices (%s)", vi.Status.Tuning.SliceCount, vi.Status.Tuning.Reason)
 }
 
-// TestArgoBenchmarkRun: an Argo run submits a Workflow from its template with the run's
-// parameters, owned by the run; the test plays Argo (Workflow status) and the reporter step
-// (the same code `vectorpilot bench report` runs); the run completes with the reported
-// table, and ttlAfterFinished removes the Workflow but keeps the run.
+// TestArgoBenchmarkRun: an Argo run waits for its WorkflowTemplate, then submits a Workflow
+// from it with the run's parameters, owned by the run; the test plays Argo (Workflow
+// status) and the reporter step (the same code `vectorpilot bench report` runs). A Workflow
+// Argo's controller failed before its cache held the new template is submitted again; the
+// run completes with the reported table, and ttlAfterFinished removes the Workflow but keeps
+// the run.
 func TestArgoBenchmarkRun(t *testing.T) {
 	opts := fastOptions
 	opts.BenchmarkRunners = benchrun.RunnerAllowlist{WorkflowTemplates: []string{"vectorpilot-benchmark-sweep"},
@@ -188,16 +191,56 @@ func TestArgoBenchmarkRun(t *testing.T) {
 	run.Spec.TTLAfterFinished = &metav1.Duration{Duration: 2 * time.Second}
 	e.create(run)
 
-	var wf wfv1.Workflow
+	// Applied before its template (as a GitOps sync may order them): the run waits, with
+	// no Workflow Argo would fail at once.
+	e.waitCondition(run, func() []metav1.Condition { return run.Status.Conditions }, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonWorkflowTemplateNotFound, 30*time.Second)
+	var wfs wfv1.WorkflowList
+	if err := e.k8s.List(e.ctx, &wfs, client.InNamespace(e.ns)); err != nil || len(wfs.Items) != 0 || run.Status.Phase != v1alpha1.BenchmarkPending {
+		t.Errorf("without its template: phase %s, %d Workflows (%v); want Pending and none", run.Status.Phase, len(wfs.Items), err)
+	}
+	e.create(&wfv1.WorkflowTemplate{ObjectMeta: metav1.ObjectMeta{Name: "vectorpilot-benchmark-sweep", Namespace: e.ns},
+		Spec: wfv1.WorkflowSpec{Entrypoint: "main", Templates: []wfv1.Template{{Name: "main", Container: &corev1.Container{Image: "registry.example.com/vectorpilot:test"}}}}})
+	submitted := func() wfv1.Workflow {
+		t.Helper()
+		var wf wfv1.Workflow
+		e.eventually(30*time.Second, func() (bool, string) {
+			if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
+				return false, err.Error()
+			}
+			if run.Status.WorkflowName == "" {
+				return false, fmt.Sprintf("no workflow yet: %+v", run.Status.Conditions)
+			}
+			err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: run.Status.WorkflowName}, &wf)
+			return err == nil && wf.DeletionTimestamp == nil, fmt.Sprint(err)
+		})
+		return wf
+	}
+	wf := submitted()
+
+	// Argo's controller resolves the template from its cache, which lags: it fails the
+	// Workflow at once (argoproj/argo-workflows#14615). The template is there, made with
+	// the Workflow: the Workflow is submitted again, and the run goes on.
+	first := wf.UID
+	wf.Status.Phase, wf.Status.Message = wfv1.WorkflowError, `workflowtemplates.argoproj.io "vectorpilot-benchmark-sweep" not found`
+	if err := e.k8s.Update(e.ctx, &wf); err != nil {
+		t.Fatal(err)
+	}
 	e.eventually(30*time.Second, func() (bool, string) {
-		if err := e.k8s.Get(e.ctx, clientKey(run), run); err != nil {
-			return false, err.Error()
+		wf = submitted()
+		return wf.UID != first, fmt.Sprintf("Workflow %s still the failed one (phase %s); run %s %+v", wf.Name, wf.Status.Phase, run.Status.Phase, run.Status.Conditions)
+	})
+	if run.Status.Phase == v1alpha1.BenchmarkFailed {
+		t.Errorf("the run failed with its Workflow: %+v", run.Status.Conditions)
+	}
+	e.eventually(30*time.Second, func() (bool, string) {
+		var notes []string
+		for _, ev := range e.events(run.Name) {
+			if ev.Reason == v1alpha1.ReasonWorkflowCreated && ev.Action == "Resubmit" {
+				return true, ""
+			}
+			notes = append(notes, ev.Action+": "+ev.Note)
 		}
-		if run.Status.WorkflowName == "" {
-			return false, fmt.Sprintf("no workflow yet: %+v", run.Status.Conditions)
-		}
-		err := e.k8s.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: run.Status.WorkflowName}, &wf)
-		return err == nil, fmt.Sprint(err)
+		return false, fmt.Sprintf("no Resubmit Event; the run's Events: %q", notes)
 	})
 	params := map[string]string{}
 	for _, p := range wf.Spec.Arguments.Parameters {

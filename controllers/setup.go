@@ -166,11 +166,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := (&BenchmarkRunReconciler{
-		Client:   mgr.GetClient(),
-		Resolver: resolver,
-		Recorder: mgr.GetEventRecorder("vectorpilot-benchmarkrun"),
-		Options:  opts,
-		Argo:     argoServed(mgr),
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Resolver:  resolver,
+		Recorder:  mgr.GetEventRecorder("vectorpilot-benchmarkrun"),
+		Options:   opts,
+		Argo:      argoServed(mgr),
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -201,6 +201,9 @@ const (
 	ReasonUnreachable          = "Unreachable"
 	ReasonUnschedulable        = "Unschedulable"
 	ReasonWorkflowCreated      = "WorkflowCreated"
+	// ReasonWorkflowTemplateNotFound: an Argo run's spec.runner.workflowTemplateRef names no
+	// WorkflowTemplate in its namespace (yet); the run waits for it.
+	ReasonWorkflowTemplateNotFound = "WorkflowTemplateNotFound"
 	// ReasonRecallBelowTarget / ReasonRecallOnTarget: the live recall measured is below
 	// spec.recall.target, or meets it (condition RecallBelowTarget, and an Event when it
 	// changes).

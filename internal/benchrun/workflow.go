@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,4 +153,25 @@ func allowed(value string, list []string) bool {
 		}
 	}
 	return false
+}
+
+// TemplateSettle is how long after its WorkflowTemplate's creation a Workflow that Argo's
+// workflow controller failed as "not found" is submitted again. That controller resolves
+// the template from its informer cache, which lags the API server (by seconds on a busy
+// control plane), and puts the Workflow in Error at once instead of waiting
+// (argoproj/argo-workflows#14615): a template and a run applied together, as GitOps
+// applies a folder, would fail for nothing. A template older than this when the Workflow
+// was made is one Argo's controller cannot see for good (another namespace it does not
+// watch): the failure stands.
+const TemplateSettle = time.Minute
+
+// FailedBeforeTemplateSeen says whether Argo's workflow controller failed wf only because
+// its cache did not yet hold tmpl, the WorkflowTemplate the API server has now (nil: it
+// has none).
+func FailedBeforeTemplateSeen(wf *wfv1.Workflow, tmpl *wfv1.WorkflowTemplate) bool {
+	if wf.Status.Phase != wfv1.WorkflowError || wf.Spec.WorkflowTemplateRef == nil || tmpl == nil {
+		return false
+	}
+	notFound := fmt.Sprintf("workflowtemplates.argoproj.io %q not found", wf.Spec.WorkflowTemplateRef.Name)
+	return strings.Contains(wf.Status.Message, notFound) && wf.CreationTimestamp.Sub(tmpl.CreationTimestamp.Time) < TemplateSettle
 }
