@@ -24,15 +24,14 @@ import (
 	"github.com/vectorpilot/vectorpilot/test/sandbox"
 )
 
-// TestSecuredClusterOnTheRealNode: a managed cluster with the default, security on, on the
+// securedClusterOnTheRealNode: a managed cluster with the default, security on, on the
 // real node. The image built here has no security plugin, so OpenSearch itself cannot run
 // secured here; what can run does: the operator's Deployment issues the CA and certificates
 // into Secrets, the kubelet mounts them into the pod, the pod's init container refuses the
 // plugin-less image and the cluster says SecurityPluginMissing; with a 3-minute validity the
 // certificates are re-issued before expiry, the pod is restarted, and the certificates it
 // mounts are the new ones (read from the kubelet's volume folder on this host).
-func TestSecuredClusterOnTheRealNode(t *testing.T) {
-	integration(t)
+func securedClusterOnTheRealNode(t *testing.T) {
 	ctx := context.Background()
 	const ns = "secured"
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{

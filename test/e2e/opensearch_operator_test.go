@@ -19,7 +19,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/managed"
 )
 
-// TestSearchClusterOfAnOpenSearchOperatorCluster: a SearchCluster that names an
+// searchClusterOfAnOpenSearchOperatorCluster: a SearchCluster that names an
 // OpenSearchCluster of the OpenSearch operator instead of an endpoint, on the real node.
 // That operator's module is not served here, so its CRD is one of the fields read
 // (schema-less beyond them) and its cluster is the sandbox's managed one: the
@@ -29,8 +29,7 @@ import (
 // the admin credentials until their Secret consents, then reaches the cluster by the
 // Service's DNS name and is Ready with the version the cluster reports; an
 // OpenSearchCluster deleted is OpenSearchClusterNotFound at the next probe.
-func TestSearchClusterOfAnOpenSearchOperatorCluster(t *testing.T) {
-	integration(t)
+func searchClusterOfAnOpenSearchOperatorCluster(t *testing.T) {
 	ctx := context.Background()
 	managedSC := &v1alpha1.SearchCluster{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: searchNamespace, Name: "vectors"}, managedSC); err != nil {

@@ -25,9 +25,7 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/simd"
 )
 
-// TestRemoteBackedManagedCluster runs after teardown_test.go (go test runs a package's
-// files in name order), once the sandbox cluster's nodes are gone. A managed cluster of one
-// cluster_manager+data+warm node is remote-backed on an S3 server the pods reach (bound to
+// remoteBackedManagedCluster: a managed cluster of one cluster_manager+data+warm node is remote-backed on an S3 server the pods reach (bound to
 // the host end of the node's link), its S3 credentials delivered from a Secret through the
 // keystore init container: the node starts with the remote store attributes, a VectorIndex
 // gets the remote store by itself and its segments land in the bucket; a snapshot of it,
@@ -35,8 +33,7 @@ import (
 // the same top 10 for 50 queries. The indexes are faiss HNSW, the default engine: the pod's
 // k-NN native libraries (built from source, in the image) build the graphs, and the warm
 // node reads them through the file cache from the snapshot, not from a local directory.
-func TestRemoteBackedManagedCluster(t *testing.T) {
-	integration(t)
+func remoteBackedManagedCluster(t *testing.T) {
 	ctx := context.Background()
 	s3, err := devenv.StartS3At(testsupport.Root(t), "e2e-remote-backed", cluster.HostIP)
 	if err != nil {
