@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,9 +47,12 @@ func TestDeletingAManagedClusterKeepsItsVolumes(t *testing.T) {
 	if err := k8s.List(ctx, &claims, client.InNamespace(searchNamespace)); err != nil {
 		t.Fatal(err)
 	}
+	// The claims of its pool's pods (the StatefulSet's volumeClaimTemplate "data"); other
+	// clusters of the namespace keep theirs.
+	prefix := "data-" + managed.PoolName(sc, sc.Spec.Managed.NodePools[0].Name) + "-"
 	kept := 0
 	for _, c := range claims.Items {
-		if c.DeletionTimestamp == nil && c.Status.Phase == corev1.ClaimBound {
+		if strings.HasPrefix(c.Name, prefix) && c.DeletionTimestamp == nil && c.Status.Phase == corev1.ClaimBound {
 			kept++
 		}
 	}
