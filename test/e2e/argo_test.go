@@ -62,15 +62,7 @@ func argoBenchmarkRunTunesTheIndex(t *testing.T) {
 	t.Logf("BenchmarkRun on Argo Succeeded in %s", time.Since(started).Round(time.Second))
 	// The template was applied just before the run: Argo's controller may fail the first
 	// Workflow before its cache holds it, and the operator then submits it again.
-	var events corev1.EventList
-	if err := k8s.List(ctx, &events, client.InNamespace(searchNamespace)); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range events.Items {
-		if e.InvolvedObject.UID == run.UID && e.Reason == v1alpha1.ReasonWorkflowCreated {
-			t.Logf("Event %s (%s): %s", e.Reason, e.Action, e.Message)
-		}
-	}
+	eventFor(t, run, v1alpha1.ReasonWorkflowCreated)
 
 	// Argo ran it: the Workflow's every step a pod that Succeeded.
 	var wf wfv1.Workflow

@@ -296,18 +296,19 @@ func fatalLines(pod, container string) string {
 	return strings.Join(out, "\n")
 }
 
-// eventFor says whether an Event with reason was recorded about obj.
+// eventFor says whether an Event with reason was recorded about obj, and logs each.
 func eventFor(t *testing.T, obj client.Object, reason string) bool {
 	t.Helper()
 	var events corev1.EventList
 	if err := k8s.List(context.Background(), &events, client.InNamespace(obj.GetNamespace())); err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, e := range events.Items {
 		if e.InvolvedObject.UID == obj.GetUID() && e.Reason == reason {
-			t.Logf("Event %s: %s", e.Reason, e.Message)
-			return true
+			t.Logf("Event %s (%s): %s", e.Reason, e.Action, e.Message)
+			found = true
 		}
 	}
-	return false
+	return found
 }
