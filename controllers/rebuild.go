@@ -24,7 +24,7 @@ import (
 
 // rebuildAPI is what a blue/green rebuild asks of OpenSearch beyond an index reconcile.
 type rebuildAPI interface {
-	SeqNos(ctx context.Context, index string) ([]int64, bool, error)
+	SeqNos(ctx context.Context, index string) ([]int64, error)
 	Refresh(ctx context.Context, index string) error
 	StartReindex(ctx context.Context, source, target string, shard, shards int, afterSeqNo int64, docsPerSecond int) (string, error)
 	GetTask(ctx context.Context, id string) (opensearch.Task, error)
@@ -333,7 +333,7 @@ func (r *VectorIndexReconciler) preparePass(ctx context.Context, run *indexRun) 
 			}
 		}
 	}
-	checkpoints, _, err := run.osClient.SeqNos(ctx, rb.Source)
+	checkpoints, err := run.osClient.SeqNos(ctx, rb.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -344,18 +344,8 @@ func (r *VectorIndexReconciler) preparePass(ctx context.Context, run *indexRun) 
 // shard, waited for (it is short: the last pass before it copied few documents).
 func (r *VectorIndexReconciler) finalPass(ctx context.Context, run *indexRun) error {
 	rb := run.vi.Status.Rebuild
-	// Writes admitted before the block may still be in flight: the pass starts once every
-	// primary has processed all it assigned.
-	for {
-		_, settled, err := run.osClient.SeqNos(ctx, rb.Source)
-		if err != nil {
-			return err
-		}
-		if settled {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// SetWriteBlock returned once the writes admitted before the block were done, so these
+	// checkpoints are the source's last.
 	checkpoints, err := r.preparePass(ctx, run)
 	if err != nil {
 		return err
@@ -567,7 +557,7 @@ func (r *VectorIndexReconciler) swap(ctx context.Context, run *indexRun) steps.R
 		return steps.Done(err)
 	}
 	matched := time.Now()
-	servingSeqNos, _, err := run.osClient.SeqNos(ctx, rb.Target)
+	servingSeqNos, err := run.osClient.SeqNos(ctx, rb.Target)
 	if err != nil {
 		return steps.Done(err)
 	}

@@ -83,6 +83,9 @@ var requestRules = []requestRule{
 	{http.MethodDelete, "/{index}", Permissions{Index: []string{"indices:admin/delete"}}},
 	{http.MethodPut, "/{index}/_mapping", Permissions{Index: []string{"indices:admin/mapping/put"}}},
 	{http.MethodPut, "/{index}/_settings", Permissions{Index: []string{"indices:admin/settings/update"}}},
+	// The rebuild's write block, through the index block API, whose shard-level action
+	// waits for the writes in flight.
+	{http.MethodPut, "/{index}/_block/{name}", Permissions{Index: []string{"indices:admin/block/add", "indices:admin/block/add[s]"}}},
 	{http.MethodGet, "/{index}/_stats/{name}", Permissions{Index: []string{"indices:monitor/stats"}}},
 	// The catalogue: every index's statistics (the cluster state and health rules above
 	// cover its other two requests).

@@ -152,8 +152,30 @@ func (c *Client) PutSettings(ctx context.Context, name string, settings map[stri
 }
 
 // SetWriteBlock makes an index refuse writes (index.blocks.write), or lifts the block.
+// The block is added with the index block API, which returns once every shard has finished
+// the writes it admitted before the block: nothing is written after this call returns. Set
+// through _settings instead, a write admitted just before it can still be processed after
+// the setting is acknowledged. Blocking a blocked index again succeeds: the block was added
+// before, and the writes drained then.
 func (c *Client) SetWriteBlock(ctx context.Context, name string, blocked bool) error {
-	return c.PutSettings(ctx, name, WriteBlock(blocked))
+	if !blocked {
+		return c.PutSettings(ctx, name, WriteBlock(false))
+	}
+	var resp struct {
+		Acknowledged       bool `json:"acknowledged"`
+		ShardsAcknowledged bool `json:"shards_acknowledged"`
+		// The indexes the call blocked; one blocked already is left out.
+		Indices []struct {
+			Name string `json:"name"`
+		} `json:"indices"`
+	}
+	if err := c.do(ctx, http.MethodPut, "/"+url.PathEscape(name)+"/_block/write", nil, &resp); err != nil {
+		return err
+	}
+	if !resp.Acknowledged || !resp.ShardsAcknowledged && len(resp.Indices) > 0 {
+		return fmt.Errorf("write block of %s: not acknowledged by every shard (acknowledged %v, shards_acknowledged %v)", name, resp.Acknowledged, resp.ShardsAcknowledged)
+	}
+	return nil
 }
 
 // WriteBlock is the settings body that sets an index's write block, or removes it (null).

@@ -15,9 +15,8 @@ import (
 // SeqNos are an index's primary shards' local checkpoints, by shard number: every write
 // of a shard up to its checkpoint is processed, so a refresh after this call makes them all
 // searchable; a write above it may not be searchable yet, or came later. -1 for a shard
-// without writes. settled says no primary has a write in flight (its checkpoint is its
-// highest sequence number).
-func (c *Client) SeqNos(ctx context.Context, index string) (checkpoints []int64, settled bool, err error) {
+// without writes.
+func (c *Client) SeqNos(ctx context.Context, index string) ([]int64, error) {
 	var resp struct {
 		Indices map[string]struct {
 			Shards map[string][]struct {
@@ -25,37 +24,34 @@ func (c *Client) SeqNos(ctx context.Context, index string) (checkpoints []int64,
 					Primary bool `json:"primary"`
 				} `json:"routing"`
 				SeqNo struct {
-					MaxSeqNo        int64 `json:"max_seq_no"`
 					LocalCheckpoint int64 `json:"local_checkpoint"`
 				} `json:"seq_no"`
 			} `json:"shards"`
 		} `json:"indices"`
 	}
 	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(index)+"/_stats/docs?level=shards", nil, &resp); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	settled = true
 	for _, idx := range resp.Indices {
-		checkpoints = make([]int64, len(idx.Shards))
+		checkpoints := make([]int64, len(idx.Shards))
 		seen := make([]bool, len(idx.Shards))
 		for shard, copies := range idx.Shards {
 			n, err := strconv.Atoi(shard)
 			if err != nil || n >= len(checkpoints) {
-				return nil, false, fmt.Errorf("index %s: unexpected shard %q", index, shard)
+				return nil, fmt.Errorf("index %s: unexpected shard %q", index, shard)
 			}
 			for _, cp := range copies {
 				if cp.Routing.Primary {
 					checkpoints[n], seen[n] = cp.SeqNo.LocalCheckpoint, true
-					settled = settled && cp.SeqNo.LocalCheckpoint == cp.SeqNo.MaxSeqNo
 				}
 			}
 		}
 		if i := slices.Index(seen, false); i >= 0 {
-			return nil, false, fmt.Errorf("index %s: shard %d has no started primary", index, i)
+			return nil, fmt.Errorf("index %s: shard %d has no started primary", index, i)
 		}
-		return checkpoints, settled, nil
+		return checkpoints, nil
 	}
-	return nil, false, fmt.Errorf("index %s: no shard statistics", index)
+	return nil, fmt.Errorf("index %s: no shard statistics", index)
 }
 
 // ReindexQuery selects the documents of a source index written after afterSeqNo (on their

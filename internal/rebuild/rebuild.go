@@ -2,12 +2,12 @@
 // builds, when the copy has caught up enough to gate, what the gate says, and the copy's
 // progress figures.
 //
-// The copy is by sequence number: each pass records the source's sequence-number floor
-// (opensearch.SeqNoFloor), refreshes the source, and copies every document written after
-// the previous pass's floor with a _reindex task. A document written during a pass has a
-// sequence number above that pass's floor on its shard, so the next pass copies it again
-// (an overwrite by id, idempotent); the last pass runs while the source refuses writes, so
-// nothing is written after it. A deletion leaves no document to copy: the cut-over finds
+// The copy is by sequence number: each pass records the source's primaries' local
+// checkpoints (opensearch.Client.SeqNos), refreshes the source, and copies every document
+// written after the previous pass's checkpoints with a _reindex task. A document written
+// during a pass has a sequence number above that pass's checkpoint on its shard, so the next
+// pass copies it again (an overwrite by id, idempotent); the last pass runs while the source
+// refuses writes, with none in flight, so nothing is written after it. A deletion leaves no document to copy: the cut-over finds
 // them by count (the target holds every source document, so equal counts mean equal sets)
 // and, only when the target holds more, by id.
 package rebuild
