@@ -505,7 +505,8 @@ func (s staticHealth) IndexSettings(context.Context, *v1alpha1.SearchCluster) (m
 // TestClusterStatus: a SearchCluster's conditions come from one place after its steps: a
 // step that failed its part says why; once every step ran, pods starting and shards
 // recovering after them ask to look again soon, and otherwise only what the probe says may
-// pass is retried; an external cluster says what its probe found.
+// pass is retried; an external cluster says what its probe found, and is looked at again
+// soon while its shards move.
 func TestClusterStatus(t *testing.T) {
 	managedSpec := v1alpha1.SearchClusterSpec{Managed: &v1alpha1.ManagedCluster{}}
 	externalSpec := v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: "https://search:9200"}}
@@ -552,6 +553,12 @@ func TestClusterStatus(t *testing.T) {
 			run: clusterRun{obs: settled}, out: steps.Outcome{Result: steps.StopFor(time.Minute), StoppedAt: "secure"}, requeue: time.Minute},
 		{name: "external: what the probe found", spec: externalSpec,
 			run: clusterRun{probe: unreachable}, out: steps.Outcome{Result: steps.Done(refused), StoppedAt: "probe"}, reason: v1alpha1.ReasonUnreachable, err: refused},
+		{name: "external, green: back at the poll interval", spec: externalSpec,
+			run: clusterRun{probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled}}},
+		{name: "external, shards recovering: back in 5s", spec: externalSpec,
+			run: clusterRun{probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, shardsMoving: true}}, requeue: 5 * time.Second},
+		{name: "external, copies unassigned for good: back at the poll interval", spec: externalSpec,
+			run: clusterRun{probe: probeResult{state: conditions.Ready, reason: v1alpha1.ReasonReconciled, shardsUnassigned: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := reconcilerWith(&fakeCluster{})

@@ -20,7 +20,8 @@ import (
 // place: a step that failed its part says why (Degraded), as does any step's error — a
 // reconcile that stops short never leaves status saying what it said before; once every
 // step ran, the pods, the rollout and OpenSearch's answer decide. It looks again within
-// seconds while pods start, roll or leave, and while copies recover after them.
+// seconds while pods start, roll or leave, and while copies recover after them — or, on an
+// external cluster, while its shards initialize or relocate.
 func (r *SearchClusterReconciler) clusterStatus(m *clusterRun, out *steps.Outcome) {
 	sc := m.sc
 	switch {
@@ -28,6 +29,11 @@ func (r *SearchClusterReconciler) clusterStatus(m *clusterRun, out *steps.Outcom
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, m.failed.reason, m.failed.message)
 	case sc.Spec.Managed == nil:
 		conditions.Set(&sc.Status.Conditions, sc.Generation, m.probe.state, m.probe.reason, m.probe.message)
+		if m.probe.shardsMoving {
+			// Copies initializing or relocating (a node of it restarted, an index grew
+			// replicas): its health is about to change, and no event wakes the reconcile.
+			out.Within(r.Options.RolloutPollInterval)
+		}
 	case out.Err != nil:
 		f := classify(out.Err)
 		conditions.Set(&sc.Status.Conditions, sc.Generation, conditions.Degraded, f.reason, out.StoppedAt+": "+f.message)
