@@ -97,6 +97,7 @@ func (e *env) policySnapshots(policy string) []v1alpha1.VectorSnapshot {
 // for 50 fixed queries. Only a VectorSnapshot whose deletionPolicy is Delete takes its
 // snapshot with it.
 func TestDeletingAPolicyKeepsEverySnapshot(t *testing.T) {
+	waitsMostly(t)
 	e := startOperator(t)
 	osClient, url := startS3Node(t, "ctl-keep-backups", "kept", "")
 	e.cluster("vectors", url)
