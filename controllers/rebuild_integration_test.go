@@ -167,6 +167,7 @@ func (l *liveLoad) verify(t *testing.T) {
 		ids = append(ids, id)
 	}
 	lost, resurrected, stale := 0, 0, 0
+	var examples []string // the first few, with the rev acknowledged and the rev found
 	for start := 0; start < len(ids); start += 1000 {
 		batch := ids[start:min(start+1000, len(ids))]
 		res, err := l.c.Search(t.Context(), l.index, map[string]any{"size": len(batch), "_source": []string{"rev"}, "query": map[string]any{"ids": map[string]any{"values": batch}}})
@@ -194,13 +195,18 @@ func (l *liveLoad) verify(t *testing.T) {
 				lost++
 			case want >= 0 && got != want:
 				stale++
+			default:
+				continue
+			}
+			if len(examples) < 5 {
+				examples = append(examples, fmt.Sprintf("%s: acknowledged rev %d, found %d (present %v)", id, want, got, ok))
 			}
 		}
 	}
 	t.Logf("writes: %d acknowledged (%d ids), %d refused by the write block and retried; after: %d lost, %d deleted ones back, %d stale",
 		l.writes.Load(), len(ids), l.refused.Load(), lost, resurrected, stale)
 	if lost+resurrected+stale > 0 {
-		t.Errorf("acknowledged writes not in the index: %d lost, %d deleted documents back, %d with an older rev", lost, resurrected, stale)
+		t.Errorf("acknowledged writes not in the index: %d lost, %d deleted documents back, %d with another rev (rev -1: deleted); first: %s", lost, resurrected, stale, strings.Join(examples, "; "))
 	}
 }
 
