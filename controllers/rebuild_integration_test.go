@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -496,6 +497,54 @@ func TestRebuildSurvivesANodeRestartMidCopy(t *testing.T) {
 		t.Errorf("after the restart %s serves %s with %d documents, want %s with %d", vi.Spec.IndexName, served, n, rb.Target, docs)
 	}
 	t.Logf("rebuilt through the restart: %s → %s in %d passes", rb.Source, rb.Target, rb.Passes)
+}
+
+// TestRebuildUnderSegmentReplicationCopiesEveryWrite: on a two-node cluster whose indexes
+// use segment replication (as every index of a remote-backed cluster does), a refresh
+// reaches the primaries only and the replicas copy its segments later, while the copy's
+// _reindex and the cut-over's counts search any copy. Replication is throttled so the
+// replicas lag as they do under load on a real network; a writer runs throughout, and
+// every acknowledged write must be in the rebuilt index.
+func TestRebuildUnderSegmentReplicationCopiesEveryWrite(t *testing.T) {
+	e := startOperator(t)
+	members := []string{"ctl-segrep-a", "ctl-segrep-b"}
+	var url string
+	for _, m := range members {
+		node, err := devenv.StartNode(testsupport.Root(t), m, devenv.NodeOptions{Cluster: members,
+			// Segment copies at 200 KB/s: replicas a refresh or more behind the primaries.
+			ExtraConfig: "cluster.indices.replication.strategy: SEGMENT\nindices.replication.max_bytes_per_sec: 200kb\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = node.Destroy() })
+		url = cmp.Or(url, node.URL)
+	}
+	c := osClient(t, url)
+	e.cluster("vectors", url)
+	const docs, dim = 5000, 8
+	vi := indexOf(e, "segrep", v1alpha1.VectorField{Name: "embedding", Dimension: dim,
+		Method: v1alpha1.VectorMethod{Name: "hnsw", Parameters: &v1alpha1.MethodParameters{M: ptr.To[int32](8)}}})
+	vi.Spec.Replicas = 1
+	vi.Spec.Rebuild = &v1alpha1.RebuildSpec{Strategy: v1alpha1.RebuildBlueGreen,
+		Gate: v1alpha1.RebuildGate{MinRecall: "0.8", MaxLatencyRegressionPercent: 300, K: 10, SampleSize: 20}}
+	e.create(vi)
+	e.waitIndexReady(vi)
+	if got := liveIndex(t, c, vi.Spec.IndexName).Settings["index.replication.type"]; got != "SEGMENT" {
+		t.Fatalf("index.replication.type %q, want SEGMENT", got)
+	}
+	base, _ := dataset.Generate(dataset.Spec{Count: docs, Queries: 1, Dim: dim, Clusters: 1, Spread: 1, Seed: 59})
+	ingest(t, c, vi.Spec.IndexName, base)
+	load := startLiveLoad(t, c, vi.Spec.IndexName, dim, docs)
+	e.update(vi, func() { vi.Spec.Fields[0].Method.Parameters.M = ptr.To[int32](16) })
+	rb := e.waitRebuild(vi, 5*time.Minute, func(rb *v1alpha1.RebuildStatus) bool {
+		return rb.ObservedGeneration == vi.Generation && slices.Contains([]string{v1alpha1.RebuildSucceeded, v1alpha1.RebuildFailed, v1alpha1.RebuildGateFailed}, rb.Phase)
+	})
+	load.halt()
+	if rb.Phase != v1alpha1.RebuildSucceeded {
+		t.Fatalf("the rebuild ended %s: %s", rb.Phase, rb.Message)
+	}
+	t.Logf("%s → %s in %d passes; writes refused for %sms (%s)", rb.Source, rb.Target, rb.Passes, deref(rb.WriteBlockedMillis), rb.Message)
+	load.verify(t)
 }
 
 // copyingRebuild is a BlueGreen index of docs 8-d vectors whose m 8 → 16 rebuild is

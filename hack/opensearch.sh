@@ -10,6 +10,8 @@
 # Secure settings (keystore): key=value lines in the file named by OPENSEARCH_KEYSTORE, if set.
 # JVM vector options: OPENSEARCH_VECTOR_OPTS, if set (empty: Lucene's scalar vector code),
 # else the vector module (Panama) at the CPU's widest vectors.
+# OPENSEARCH_CLUSTER="A B ...": the named nodes form one cluster (this one among them, the
+# first bootstrapping it), each started on its own; unset, a node is a cluster of one.
 # start waits for health yellow; OPENSEARCH_WAIT_FOR=http waits only for an HTTP answer (a
 # node whose indexes are red, e.g. after losing its data, until they are restored).
 set -euo pipefail
@@ -45,18 +47,42 @@ running() { [ -f "$run/pid" ] && kill -0 "$(cat "$run/pid")" 2>/dev/null; }
 
 url() { echo "http://127.0.0.1:$(cat "$run/http.port")"; }
 
+# ports_of DIR gives a node's folder its ports, once.
+ports_of() {
+  mkdir -p "$1"
+  [ -f "$1/http.port" ] || free_port >"$1/http.port"
+  [ -f "$1/transport.port" ] || free_port >"$1/transport.port"
+}
+
+# discovery is how the node finds its cluster: alone, or the members' transport ports (each
+# member's folder gets its ports now, so whichever starts first knows the others').
+discovery() {
+  local members first seeds=() m
+  read -ra members <<<"${OPENSEARCH_CLUSTER:-}"
+  if ((${#members[@]} == 0)); then
+    printf 'cluster.name: vectorpilot-%s\ndiscovery.type: single-node\n' "$name"
+    return
+  fi
+  [[ " ${members[*]} " == *" $name "* ]] || die "node $name is not among OPENSEARCH_CLUSTER ($OPENSEARCH_CLUSTER)"
+  first=${members[0]}
+  for m in "${members[@]}"; do
+    ports_of "$BIN_DIR/run/opensearch-$m"
+    seeds+=("127.0.0.1:$(cat "$BIN_DIR/run/opensearch-$m/transport.port")")
+  done
+  printf 'cluster.name: vectorpilot-%s\ndiscovery.seed_hosts: [%s]\ncluster.initial_cluster_manager_nodes: [%s]\n' \
+    "$first" "$(IFS=,; echo "${seeds[*]}")" "$first"
+}
+
 write_config() {
   mkdir -p "$run/config" "$run/data" "$run/logs" "$run/repo" "$run/tmp"
-  [ -f "$run/http.port" ] || free_port >"$run/http.port"
-  [ -f "$run/transport.port" ] || free_port >"$run/transport.port"
+  ports_of "$run"
   cp "$ROOT_DIR/hack/opensearch/log4j2.properties" "$run/config/"
   cat >"$run/config/opensearch.yml" <<YML
-cluster.name: vectorpilot-$name
 node.name: $name
 network.host: 127.0.0.1
 http.port: $(cat "$run/http.port")
 transport.port: $(cat "$run/transport.port")
-discovery.type: single-node
+$(discovery)
 path.data: $run/data
 path.logs: $run/logs
 path.repo: [$run/repo]

@@ -91,6 +91,8 @@ var requestRules = []requestRule{
 	// cover its other two requests).
 	{http.MethodGet, "/_stats/{name}", Permissions{Index: []string{"indices:monitor/stats"}}},
 	{http.MethodGet, "/{index}/_recovery", Permissions{Index: []string{"indices:monitor/recovery"}}},
+	// Refresh's wait for segment-replication replicas.
+	{http.MethodGet, "/_cat/segment_replication/{index}", Permissions{Index: []string{"indices:monitor/segment_replication"}}},
 	{http.MethodPost, "/{index}/_refresh", Permissions{Index: []string{"indices:admin/refresh"}}},
 	{http.MethodPost, "/{index}/_forcemerge", Permissions{Index: []string{"indices:admin/forcemerge"}}},
 	{http.MethodPost, "/{index}/_search", Permissions{Index: []string{"indices:data/read/search"}}},

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ClusterInfo is what the root endpoint and cluster health tell about a cluster.
@@ -294,9 +295,76 @@ func (b statsBody) figures(health healthBody) IndexStats {
 		Searches: searches, SearchMillis: millis, ActivePrimaries: health.ActivePrimaries}
 }
 
-// Refresh makes recent writes searchable.
+// Refresh makes recent writes searchable on every copy of an index's shards, and returns
+// once they are. Under document replication a refresh does that on each copy. Under
+// segment replication (every index of a remote-backed cluster) it refreshes the primaries
+// only; a replica searches the new segments once it has copied them, and a search it serves
+// meanwhile (any search, a _reindex's or a count's, may go to a replica) misses those
+// writes. So for such an index with replicas Refresh waits until each replica has caught
+// up with its primary since the call.
 func (c *Client) Refresh(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodPost, "/"+url.PathEscape(name)+"/_refresh", nil, nil)
+	if err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(name)+"/_refresh", nil, nil); err != nil {
+		return err
+	}
+	// name may be an alias of several indexes.
+	var indexes map[string]struct {
+		Settings map[string]any `json:"settings"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"?flat_settings=true", nil, &indexes); err != nil {
+		return err
+	}
+	var replicated []string
+	for index, idx := range indexes {
+		if fmt.Sprint(idx.Settings["index.replication.type"]) == "SEGMENT" && fmt.Sprint(idx.Settings["index.number_of_replicas"]) != "0" {
+			replicated = append(replicated, index)
+		}
+	}
+	if len(replicated) == 0 {
+		return nil
+	}
+	slices.Sort(replicated)
+	return c.waitForReplicas(ctx, strings.Join(replicated, ","))
+}
+
+// replicaCatchUp bounds Refresh's wait for segment-replication replicas; a replica that
+// copies slower is an error to retry later, not a search to serve stale.
+const replicaCatchUp = time.Minute
+
+// waitForReplicas waits until every replica of indexes (a comma-separated list) has been
+// seen with no checkpoint behind its primary: caught up once after the refresh, it searches
+// all the refresh made searchable, whatever its primary refreshes next.
+func (c *Client) waitForReplicas(ctx context.Context, indexes string) error {
+	caughtUp := map[string]bool{}
+	deadline := time.Now().Add(replicaCatchUp)
+	for {
+		var rows []struct {
+			Shard  string `json:"shardId"`
+			Node   string `json:"target_node"`
+			Behind string `json:"checkpoints_behind"`
+		}
+		if err := c.do(ctx, http.MethodGet, "/_cat/segment_replication/"+url.PathEscape(indexes)+"?format=json&h=shardId,target_node,checkpoints_behind", nil, &rows); err != nil {
+			return err
+		}
+		var behind []string
+		for _, r := range rows {
+			copyOf := r.Shard + " on " + r.Node
+			caughtUp[copyOf] = caughtUp[copyOf] || r.Behind == "0"
+			if !caughtUp[copyOf] {
+				behind = append(behind, copyOf+" "+r.Behind+" checkpoints behind")
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: replicas have not caught up with their primaries %s after a refresh: %s", indexes, replicaCatchUp, strings.Join(behind, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // ForceMerge merges an index down to at most maxSegments segments per shard.

@@ -236,6 +236,9 @@ type NodeOptions struct {
 	// PreviousMajorVersion). Stopped and started again at a newer version, a node
 	// upgrades its data in place.
 	Version string
+	// Cluster names the nodes that form one cluster with this one (this one among them; the
+	// first bootstraps it). Empty: the node is a cluster of its own.
+	Cluster []string
 }
 
 // PreviousMajorVersion is the OpenSearch release of the previous major a node can run
@@ -272,6 +275,9 @@ func StartNode(root, name string, opts NodeOptions) (*Node, error) {
 	}
 	if opts.Version != "" {
 		env = append(env, "OPENSEARCH_VERSION="+opts.Version)
+	}
+	if len(opts.Cluster) > 0 {
+		env = append(env, "OPENSEARCH_CLUSTER="+strings.Join(opts.Cluster, " "))
 	}
 	out, err := script(root, env, "start", name)
 	if err != nil {
