@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -15,22 +14,13 @@ import (
 // for segment-replication replicas runs on two nodes in the controllers'
 // TestRebuildUnderSegmentReplicationCopiesEveryWrite.)
 func TestRefreshOfAnAliasOfSeveralIndexes(t *testing.T) {
-	c, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nodeClient(t)
 	ctx := context.Background()
-	stamp := time.Now().UnixNano()
-	alias := fmt.Sprintf("refresh-%d", stamp)
+	alias := fmt.Sprintf("refresh-%d", time.Now().UnixNano())
 	var ndjson []byte
 	for i := range 2 {
 		name := fmt.Sprintf("%s-%d", alias, i)
-		if err := c.CreateIndex(ctx, name, map[string]any{"index.number_of_replicas": 0, "index.refresh_interval": "-1"},
-			map[string]any{"v": map[string]any{"type": "keyword"}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.DeleteIndex(context.Background(), name) })
+		scratchIndex(t, c, name, map[string]any{"index.number_of_replicas": 0, "index.refresh_interval": "-1"}, map[string]any{"v": map[string]any{"type": "keyword"}})
 		ndjson = fmt.Appendf(ndjson, "{\"index\":{\"_index\":%q}}\n{\"v\":\"x\"}\n", name)
 	}
 	if err := c.UpdateAliases(ctx, opensearch.AliasAction{"add": map[string]any{"index": alias + "-*", "alias": alias}}); err != nil {

@@ -9,27 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 // TestWriteBlockLeavesNoWriteInFlight: once SetWriteBlock returns, the index takes no more
-// writes, even from those under way when it was called; blocking it again succeeds. The rebuild's final copy
-// pass relies on it: a write processed after the pass read its checkpoints would be an
-// acknowledged write the new index never gets.
+// writes, even from those under way when it was called; blocking it again succeeds. The
+// rebuild's final copy pass relies on it: a write processed after the pass read its
+// checkpoints would be an acknowledged write the new index never gets.
 func TestWriteBlockLeavesNoWriteInFlight(t *testing.T) {
-	c, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nodeClient(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("write-block-%d", time.Now().UnixNano())
-	if err := c.CreateIndex(ctx, name, map[string]any{"index.number_of_shards": 2, "index.number_of_replicas": 0, "index.refresh_interval": "-1"},
-		map[string]any{"nums": map[string]any{"type": "float"}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.DeleteIndex(context.Background(), name) })
+	scratchIndex(t, c, name, map[string]any{"index.number_of_shards": 2, "index.number_of_replicas": 0, "index.refresh_interval": "-1"},
+		map[string]any{"nums": map[string]any{"type": "float"}})
 	count := func() int64 {
 		t.Helper()
 		if err := c.Refresh(ctx, name); err != nil {
