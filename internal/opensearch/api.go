@@ -94,6 +94,22 @@ func (idx *Index) Clone() *Index {
 // may be an alias of one index. A missing index is an error for which IsNotFound holds; an
 // alias of several indexes is an error too (the operator never makes one).
 func (c *Client) GetIndex(ctx context.Context, name string) (*Index, error) {
+	indexes, err := c.getIndexes(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	switch len(indexes) {
+	case 0:
+		return nil, &APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + name + "]"}
+	case 1:
+		return indexes[0], nil
+	}
+	return nil, fmt.Errorf("%s is an alias of %d indexes, not of one", name, len(indexes))
+}
+
+// getIndexes reads every index name stands for (an index, or an alias of any number),
+// sorted by name.
+func (c *Client) getIndexes(ctx context.Context, name string) ([]*Index, error) {
 	var resp map[string]struct {
 		Aliases  map[string]json.RawMessage `json:"aliases"`
 		Settings map[string]any             `json:"settings"`
@@ -105,27 +121,21 @@ func (c *Client) GetIndex(ctx context.Context, name string) (*Index, error) {
 	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"?flat_settings=true", nil, &resp); err != nil {
 		return nil, err
 	}
-	if len(resp) > 1 {
-		return nil, fmt.Errorf("%s is an alias of %d indexes, not of one", name, len(resp))
+	out := make([]*Index, 0, len(resp))
+	for concrete, got := range resp {
+		idx := &Index{Name: concrete, Settings: map[string]string{}, Properties: got.Mappings.Properties, Meta: got.Mappings.Meta}
+		for a := range got.Aliases {
+			idx.Aliases = append(idx.Aliases, a)
+		}
+		slices.Sort(idx.Aliases)
+		for k, v := range got.Settings {
+			idx.Settings[k] = fmt.Sprint(v)
+		}
+		idx.UUID = idx.Settings["index.uuid"]
+		out = append(out, idx)
 	}
-	concrete := name
-	for k := range resp {
-		concrete = k
-	}
-	got, ok := resp[concrete]
-	if !ok {
-		return nil, &APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + name + "]"}
-	}
-	idx := &Index{Name: concrete, Settings: map[string]string{}, Properties: got.Mappings.Properties, Meta: got.Mappings.Meta}
-	for a := range got.Aliases {
-		idx.Aliases = append(idx.Aliases, a)
-	}
-	slices.Sort(idx.Aliases)
-	for k, v := range got.Settings {
-		idx.Settings[k] = fmt.Sprint(v)
-	}
-	idx.UUID = idx.Settings["index.uuid"]
-	return idx, nil
+	slices.SortFunc(out, func(a, b *Index) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // CreateIndex creates an index with the given settings, mapping properties and _meta.
@@ -306,23 +316,19 @@ func (c *Client) Refresh(ctx context.Context, name string) error {
 	if err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(name)+"/_refresh", nil, nil); err != nil {
 		return err
 	}
-	// name may be an alias of several indexes.
-	var indexes map[string]struct {
-		Settings map[string]any `json:"settings"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(name)+"?flat_settings=true", nil, &indexes); err != nil {
+	indexes, err := c.getIndexes(ctx, name)
+	if err != nil {
 		return err
 	}
 	var replicated []string
-	for index, idx := range indexes {
-		if fmt.Sprint(idx.Settings["index.replication.type"]) == "SEGMENT" && fmt.Sprint(idx.Settings["index.number_of_replicas"]) != "0" {
-			replicated = append(replicated, index)
+	for _, idx := range indexes {
+		if idx.Settings["index.replication.type"] == "SEGMENT" && idx.Settings["index.number_of_replicas"] != "0" {
+			replicated = append(replicated, idx.Name)
 		}
 	}
 	if len(replicated) == 0 {
 		return nil
 	}
-	slices.Sort(replicated)
 	return c.waitForReplicas(ctx, strings.Join(replicated, ","))
 }
 
