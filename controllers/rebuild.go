@@ -43,7 +43,7 @@ type rebuildAPI interface {
 // rebuildPoll is how often a rebuild's copy is looked at while it runs.
 const rebuildPoll = 3 * time.Second
 
-// gateQueriesPerSecond paces the gate's searches (three per sampled query).
+// gateQueriesPerSecond paces the gate's searches (four per sampled query).
 const gateQueriesPerSecond = 100
 
 // rebuild carries out a change of build parameters under spec.rebuild.strategy BlueGreen,

@@ -99,7 +99,7 @@ type indexAPI interface {
 	TrainModel(ctx context.Context, id string, body map[string]any) error
 	DeleteModel(ctx context.Context, id string) error
 	Count(ctx context.Context, index, field string) (int64, error)
-	Search(ctx context.Context, index string, body any) (opensearch.SearchResult, error)
+	SearchPreferring(ctx context.Context, index string, body any, preference string) (opensearch.SearchResult, error)
 }
 
 // indexRun is one reconcile's working state, shared by its steps.

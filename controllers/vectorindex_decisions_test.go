@@ -180,7 +180,7 @@ func (f *fakeIndexes) Count(_ context.Context, index, _ string) (int64, error) {
 	}
 	return 0, &opensearch.APIError{Status: 404, Type: "index_not_found_exception"}
 }
-func (f *fakeIndexes) Search(context.Context, string, any) (opensearch.SearchResult, error) {
+func (f *fakeIndexes) SearchPreferring(context.Context, string, any, string) (opensearch.SearchResult, error) {
 	return opensearch.SearchResult{}, errNotFaked
 }
 func (f *fakeIndexes) Info(context.Context) (opensearch.ClusterInfo, error) {

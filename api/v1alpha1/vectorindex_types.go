@@ -294,7 +294,7 @@ type RebuildGateResult struct {
 	// sample and k of the measurement.
 	Sample int32 `json:"sample"`
 	K      int32 `json:"k"`
-	// recall@k of each index against the exact neighbours, four decimals.
+	// recall@k of each index against its own exact neighbours, four decimals.
 	SourceRecall string `json:"sourceRecall"`
 	TargetRecall string `json:"targetRecall"`
 	// p90 of each index's search latency, in milliseconds (as the client sees it).

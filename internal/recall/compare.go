@@ -25,9 +25,12 @@ type Comparison struct {
 }
 
 // Compare measures the recall@k and search latency of target against source on the same
-// queries: documents drawn from source, each searched approximately on both (in turns, so
-// that neither always runs first on a warm cache) and exactly on source, whose documents
-// the target holds too. p.Index is the source.
+// queries: documents drawn from source, each searched exactly on both, then approximately
+// on both (in turns, so that neither always runs first on a warm cache). p.Index is the
+// source. Each index's recall is against its own exact top k: a rebuild's target is gated
+// while clients still write to the source, and lacks their latest writes until the swap's
+// final pass; against the source's neighbours, each of those would count as the new
+// graph's miss.
 func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparison, error) {
 	limiter := rate.NewLimiter(rate.Limit(p.QueriesPerSecond), 1)
 	search := func(index string, body map[string]any) (opensearch.SearchResult, time.Duration, error) {
@@ -36,7 +39,7 @@ func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparis
 		}
 		body["stats"] = []string{StatsGroup}
 		start := time.Now()
-		r, err := s.Search(ctx, index, body)
+		r, err := s.SearchPreferring(ctx, index, body, preference(p.Seed))
 		return r, time.Since(start), err
 	}
 	var cmp Comparison
@@ -51,9 +54,13 @@ func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparis
 		if err != nil {
 			return cmp, fmt.Errorf("document %s: %w", h.ID, err)
 		}
-		exact, _, err := search(p.Index, ExactQuery(p.Field, p.SpaceType, vector, p.K+1))
-		if err != nil {
-			return cmp, fmt.Errorf("exact search: %w", err)
+		exact := map[string][]string{}
+		for _, index := range []string{p.Index, target} {
+			res, _, err := search(index, ExactQuery(p.Field, p.SpaceType, vector, p.K+1))
+			if err != nil {
+				return cmp, fmt.Errorf("exact search on %s: %w", index, err)
+			}
+			exact[index] = ids(res.Hits)
 		}
 		order := []string{p.Index, target}
 		if i%2 == 1 {
@@ -65,7 +72,7 @@ func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparis
 				return cmp, fmt.Errorf("approximate search on %s: %w", index, err)
 			}
 			_ = hist[index].RecordValue(took.Microseconds())
-			recall[index] += Of(h.ID, ids(approx.Hits), ids(exact.Hits), p.K)
+			recall[index] += Of(h.ID, ids(approx.Hits), exact[index], p.K)
 		}
 		cmp.Sample++
 	}

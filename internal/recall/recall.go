@@ -24,10 +24,17 @@ import (
 // search counters can tell them from the clients' searches (opensearch.Stats does).
 const StatsGroup = opensearch.OperatorStatsGroup
 
-// Searcher runs a search; *opensearch.Client is one.
+// Searcher runs a search on the shard copies a preference picks; *opensearch.Client is one.
 type Searcher interface {
-	Search(ctx context.Context, index string, body any) (opensearch.SearchResult, error)
+	SearchPreferring(ctx context.Context, index string, body any, preference string) (opensearch.SearchResult, error)
 }
+
+// preference pins a measurement's searches to one copy of each shard. Left to OpenSearch,
+// the exact and the approximate search of a query may run on different copies; under
+// segment replication a replica shows its primary's documents only once it has copied the
+// segments of the primary's last refresh, and the two lists would differ by what the
+// copies hold, not by what the graph misses.
+func preference(seed int64) string { return "vectorpilot-recall-" + strconv.FormatInt(seed, 10) }
 
 // Params say what to measure.
 type Params struct {
@@ -66,7 +73,7 @@ func Measure(ctx context.Context, s Searcher, p Params) (Result, error) {
 			return opensearch.SearchResult{}, err
 		}
 		body["stats"] = []string{StatsGroup}
-		r, err := s.Search(ctx, p.Index, body)
+		r, err := s.SearchPreferring(ctx, p.Index, body, preference(p.Seed))
 		if err == nil {
 			res.Searches++
 			res.ServerMillis += r.TookMs

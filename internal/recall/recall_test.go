@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,17 +94,19 @@ func TestSkip(t *testing.T) {
 }
 
 // scripted answers the sample draw with docs, then each approximate and exact search from
-// its lists, recording the bodies.
+// its lists, recording the bodies and preferences.
 type scripted struct {
 	docs          map[string]string
 	approx, exact map[string][]string
 	bodies        []map[string]any
+	preferences   []string
 	fail          error
 }
 
-func (s *scripted) Search(_ context.Context, _ string, body any) (opensearch.SearchResult, error) {
+func (s *scripted) SearchPreferring(_ context.Context, _ string, body any, preference string) (opensearch.SearchResult, error) {
 	b := body.(map[string]any)
 	s.bodies = append(s.bodies, b)
+	s.preferences = append(s.preferences, preference)
 	if s.fail != nil {
 		return opensearch.SearchResult{}, s.fail
 	}
@@ -152,6 +155,13 @@ func TestMeasure(t *testing.T) {
 				t.Errorf("exact search of a hamming field scores with %v, want the field's hamming", space)
 			}
 		}
+	}
+	if p := s.preferences[0]; p == "" || p[0] == '_' || slices.ContainsFunc(s.preferences, func(q string) bool { return q != p }) {
+		t.Errorf("searches preferring %q: want one custom preference for every search of a measurement (the same shard copies)", s.preferences)
+	}
+	again := &scripted{docs: s.docs, approx: s.approx, exact: s.exact}
+	if _, err := Measure(t.Context(), again, Params{Index: "i", Field: "v", SpaceType: "hamming", K: 2, SampleSize: 2, QueriesPerSecond: 1000, Seed: 8}); err != nil || again.preferences[0] == s.preferences[0] {
+		t.Errorf("a measurement with another seed prefers %q (err %v), want other copies than %q: measurements spread over the copies", again.preferences[0], err, s.preferences[0])
 	}
 	if k := s.bodies[1]["size"]; k != 3 {
 		t.Errorf("approximate search asks for %v, want k+1 = 3 (the query's own document comes back too)", k)
