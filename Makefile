@@ -144,11 +144,12 @@ bench-replay:
 ## bench-tuner-day: the same kind of day live: a Local BenchmarkRun sweeps a 100,000 × 64
 ## index on the local node, then the schedule's clients run against it with the operator
 ## tuning and with each setting held (controllers TestTunerOverALiveDay; ~35 min with the
-## default schedule); day.md, day.svg and windows.json in bin/bench/tuner-day. Run it on
-## an otherwise idle machine.
+## default schedule; TUNER_DAY_ROUNDS=2 runs the day twice, the runs' order turned around,
+## ~27 min more); day.md, day.svg and windows.json in bin/bench/tuner-day. Run it on an
+## otherwise idle machine.
 TUNER_DAY_SCHEDULE ?= 1x60s,4x60s,8x60s,4x60s,1x60s
 bench-tuner-day: tools real-parts
-	TUNER_DAY_SCHEDULE=$(TUNER_DAY_SCHEDULE) hack/test.sh -v -timeout 90m -run '^TestTunerOverALiveDay$$' ./controllers
+	TUNER_DAY_SCHEDULE=$(TUNER_DAY_SCHEDULE) hack/test.sh -v -timeout 3h -run '^TestTunerOverALiveDay$$' ./controllers
 
 ## bench-faiss-simd: A/B of the faiss library variants (generic, avx2, avx512, avx512_spr where
 ## the CPU runs them) on one local node: graph build time, p90, throughput, recall; builds

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,8 +40,9 @@ var daySettings = []indexspec.Slices{indexspec.SlicesOff, 2, 4, indexspec.Slices
 // CPU, the setting in force and the tuner's reading of the load in clients. It writes
 // day.md (each run, the oracle — the best static setting per step in hindsight — and the
 // load readings against the true clients), day.svg and windows.json to TUNER_DAY_OUT
-// (default bin/bench/tuner-day). Run it on an otherwise idle machine: the CPU windows are
-// the node's.
+// (default bin/bench/tuner-day). TUNER_DAY_ROUNDS runs it all that many times, the order of
+// the runs turned around each round, each round with its own oracle. Run it on an
+// otherwise idle machine: the CPU windows are the node's.
 func TestTunerOverALiveDay(t *testing.T) {
 	scheduleSpec := os.Getenv("TUNER_DAY_SCHEDULE")
 	if scheduleSpec == "" {
@@ -50,7 +52,7 @@ func TestTunerOverALiveDay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vectors, dim := envInt(t, "TUNER_DAY_VECTORS", 100000), envInt(t, "TUNER_DAY_DIM", 64)
+	vectors, dim, rounds := envInt(t, "TUNER_DAY_VECTORS", 100000), envInt(t, "TUNER_DAY_DIM", 64), envInt(t, "TUNER_DAY_ROUNDS", 1)
 	minDwell, err := time.ParseDuration(cmp.Or(os.Getenv("TUNER_DAY_MIN_DWELL"), "0s"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,84 +100,119 @@ func TestTunerOverALiveDay(t *testing.T) {
 		Clients float64 `json:"clients"`
 		ReadAs  string  `json:"readAs"`
 	}
-	var records []autotune.DayRecord
-	var readings []reading
-	for _, run := range append([]indexspec.Slices{-1}, daySettings...) {
-		name := "auto"
-		if run >= 0 {
-			name = "static " + run.String()
-		}
-		e.update(vi, func() {
-			vi.Spec.Tuning = tuning.DeepCopy()
+	type round struct {
+		Order    []string             `json:"order"`
+		Records  []autotune.DayRecord `json:"records"`
+		Readings []reading            `json:"readings"`
+		runs     []autotune.ReplayRun
+	}
+	// runDay runs the day once per setting in order (-1: the operator tuning).
+	runDay := func(order []indexspec.Slices) round {
+		var rd round
+		for _, run := range order {
+			name := "auto"
 			if run >= 0 {
-				vi.Spec.Tuning.Mode = v1alpha1.TuningOff
-				vi.Spec.Search.ConcurrentSegmentSearch = specSlices(run)
+				name = "static " + run.String()
 			}
-		})
-		// The run starts idle, with its setting in force (the tuner's idle choice for auto).
-		e.eventually(2*time.Minute, func() (bool, string) {
-			_ = e.k8s.Get(e.ctx, clientKey(vi), vi)
-			live := indexspec.SlicesOf(liveIndex(t, osClient, vi.Spec.IndexName).Settings)
-			want := run
-			if run < 0 {
-				if vi.Status.Tuning == nil || vi.Status.Tuning.SampledAt == nil {
-					return false, "no tuning status yet"
+			e.update(vi, func() {
+				vi.Spec.Tuning = tuning.DeepCopy()
+				if run >= 0 {
+					vi.Spec.Tuning.Mode = v1alpha1.TuningOff
+					vi.Spec.Search.ConcurrentSegmentSearch = specSlices(run)
 				}
-				want = indexspec.Slices(vi.Status.Tuning.SliceCount)
-			}
-			return live == want, fmt.Sprintf("%s: index at %s, want %s", name, live, want)
-		})
-		time.Sleep(dayWindow)
-		record := autotune.DayRecord{Name: name}
-		for _, step := range schedule {
-			for range int(step.Duration / dayWindow) {
-				cell, _, err := bench.Measure(e.ctx, osClient, load, run, int(step.Clients))
-				if err != nil {
-					t.Fatalf("%s, %v clients: %v", name, step.Clients, err)
-				}
-				setting := indexspec.SlicesOf(liveIndex(t, osClient, vi.Spec.IndexName).Settings)
-				record.Windows = append(record.Windows, autotune.Window{Setting: setting, P50Ms: cell.P50Ms, P90Ms: cell.P90Ms, P99Ms: cell.P99Ms, CPUPercent: cell.CPUPercent})
+			})
+			// The run starts idle, with its setting in force (the tuner's idle choice for auto).
+			e.eventually(2*time.Minute, func() (bool, string) {
+				_ = e.k8s.Get(e.ctx, clientKey(vi), vi)
+				live := indexspec.SlicesOf(liveIndex(t, osClient, vi.Spec.IndexName).Settings)
+				want := run
 				if run < 0 {
-					_ = e.k8s.Get(e.ctx, clientKey(vi), vi)
-					if ts := vi.Status.Tuning; ts != nil && ts.LoadClients != "" {
-						readings = append(readings, reading{Clients: step.Clients, ReadAs: ts.LoadClients})
+					if vi.Status.Tuning == nil || vi.Status.Tuning.SampledAt == nil {
+						return false, "no tuning status yet"
+					}
+					want = indexspec.Slices(vi.Status.Tuning.SliceCount)
+				}
+				return live == want, fmt.Sprintf("%s: index at %s, want %s", name, live, want)
+			})
+			time.Sleep(dayWindow)
+			record := autotune.DayRecord{Name: name}
+			for _, step := range schedule {
+				for range int(step.Duration / dayWindow) {
+					cell, _, err := bench.Measure(e.ctx, osClient, load, run, int(step.Clients))
+					if err != nil {
+						t.Fatalf("%s, %v clients: %v", name, step.Clients, err)
+					}
+					setting := indexspec.SlicesOf(liveIndex(t, osClient, vi.Spec.IndexName).Settings)
+					record.Windows = append(record.Windows, autotune.Window{Setting: setting, P50Ms: cell.P50Ms, P90Ms: cell.P90Ms, P99Ms: cell.P99Ms, CPUPercent: cell.CPUPercent})
+					if run < 0 {
+						_ = e.k8s.Get(e.ctx, clientKey(vi), vi)
+						if ts := vi.Status.Tuning; ts != nil && ts.LoadClients != "" {
+							rd.Readings = append(rd.Readings, reading{Clients: step.Clients, ReadAs: ts.LoadClients})
+						}
 					}
 				}
 			}
+			rd.Order, rd.Records = append(rd.Order, name), append(rd.Records, record)
+			t.Logf("%s: %d windows", name, len(record.Windows))
 		}
-		records = append(records, record)
-		t.Logf("%s: %d windows", name, len(record.Windows))
+		// Reported as the schedule's order: auto first, then the settings.
+		slices.SortStableFunc(rd.Records, func(a, b autotune.DayRecord) int { return cmp.Compare(dayRank(a.Name), dayRank(b.Name)) })
+		var err error
+		if rd.runs, err = autotune.SummarizeDay(schedule, dayWindow, 100-headroom, rd.Records); err != nil {
+			t.Fatal(err)
+		}
+		return rd
+	}
+	// Round after round the order turns around (auto first, then last, ...), so a machine
+	// getting slower or faster over the hour weighs on every run alike.
+	order := append([]indexspec.Slices{-1}, daySettings...)
+	var days []round
+	for r := range rounds {
+		if r > 0 {
+			slices.Reverse(order)
+		}
+		days = append(days, runDay(slices.Clone(order)))
 	}
 
-	runs, err := autotune.SummarizeDay(schedule, dayWindow, 100-headroom, records)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var report bytes.Buffer
-	fmt.Fprintf(&report, "Live day %s on %s: %d × %d-d lucene HNSW, 1 shard; the table from a Local BenchmarkRun (%d cells); headroom %d%%, the operator resyncing every %s, minDwell %s, hysteresis 5%%; p50/p90/p99 per %s window, time-weighted; CPU is the node's.\n\n",
+	fmt.Fprintf(&report, "Live day %s on %s: %d × %d-d lucene HNSW, 1 shard; the table from a Local BenchmarkRun (%d cells); headroom %d%%, the operator resyncing every %s, minDwell %s, hysteresis 5%%; p50/p90/p99 per %s window, time-weighted; CPU is the node's.\n",
 		scheduleSpec, url, vectors, dim, len(sweep.Status.Results), headroom, dayWindow, minDwell, dayWindow)
 	table, err := benchrun.Table(sweep.Status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bench.WriteReplayMarkdown(&report, table, 100-headroom, runs); err != nil {
-		t.Fatal(err)
-	}
-	report.WriteString("\nThe tuner's reading of the load (status.tuning.loadClients, by Little's law) against the clients running, per step:\n\n| clients | readings |\n|---|---|\n")
-	at := 0
-	for _, step := range schedule {
-		var got []string
-		for ; at < len(readings) && readings[at].Clients == step.Clients && len(got) < int(step.Duration/dayWindow); at++ {
-			got = append(got, readings[at].ReadAs)
+	var against []string
+	sum := 0.0
+	for r, day := range days {
+		if rounds > 1 {
+			fmt.Fprintf(&report, "\n### Round %d of %d (runs in the order %s)\n", r+1, rounds, strings.Join(day.Order, ", "))
 		}
-		fmt.Fprintf(&report, "| %g | %s |\n", step.Clients, strings.Join(got, ", "))
+		report.WriteString("\n")
+		if err := bench.WriteReplayMarkdown(&report, table, 100-headroom, day.runs); err != nil {
+			t.Fatal(err)
+		}
+		if a, ok := autotune.AutoAgainstOracle(day.runs); ok {
+			against, sum = append(against, fmt.Sprintf("%+.1f%%", a*100)), sum+a
+		}
+		report.WriteString("\nThe tuner's reading of the load (status.tuning.loadClients, by Little's law) against the clients running, per step:\n\n| clients | readings |\n|---|---|\n")
+		at := 0
+		for _, step := range schedule {
+			var got []string
+			for ; at < len(day.Readings) && day.Readings[at].Clients == step.Clients && len(got) < int(step.Duration/dayWindow); at++ {
+				got = append(got, day.Readings[at].ReadAs)
+			}
+			fmt.Fprintf(&report, "| %g | %s |\n", step.Clients, strings.Join(got, ", "))
+		}
+	}
+	if rounds > 1 {
+		fmt.Fprintf(&report, "\nAuto's time-weighted p90 against the oracle's, round by round: %s; mean %+.1f%%.\n", strings.Join(against, ", "), sum/float64(len(against))*100)
 	}
 	t.Logf("\n%s", report.String())
 	var svg bytes.Buffer
-	if err := bench.WriteReplaySVG(&svg, "live day "+scheduleSpec, schedule, dayWindow, runs); err != nil {
+	if err := bench.WriteReplaySVG(&svg, "live day "+scheduleSpec, schedule, dayWindow, days[0].runs); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.MarshalIndent(map[string]any{"records": records, "readings": readings}, "", "  ")
+	raw, err := json.MarshalIndent(map[string]any{"rounds": days}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +224,17 @@ func TestTunerOverALiveDay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// dayRank orders a day's runs for the report: auto, then the static settings as
+// daySettings lists them.
+func dayRank(name string) int {
+	for i, s := range daySettings {
+		if name == "static "+s.String() {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // specSlices is the spec's concurrent segment search that puts s in force.

@@ -185,6 +185,24 @@ func Replay(cfg ReplayConfig, schedule []Step) ([]ReplayRun, error) {
 	return append(runs, r), nil
 }
 
+// AutoAgainstOracle is how far the tuner's time-weighted p90 lies from the oracle's, as a
+// fraction (0.05: 5 % above); false when runs lack either.
+func AutoAgainstOracle(runs []ReplayRun) (float64, bool) {
+	var auto, oracle float64
+	for _, r := range runs {
+		switch r.Name {
+		case "auto":
+			auto = r.P90Ms
+		case "oracle":
+			oracle = r.P90Ms
+		}
+	}
+	if auto <= 0 || oracle <= 0 {
+		return 0, false
+	}
+	return auto/oracle - 1, true
+}
+
 // BestWithinBudget is the static run with the lowest p90 that never went over the CPU
 // budget; false when every static setting did.
 func BestWithinBudget(runs []ReplayRun) (ReplayRun, bool) {

@@ -2,6 +2,7 @@ package autotune
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"slices"
 	"testing"
@@ -100,5 +101,26 @@ func TestReplayDwellHoldsChanges(t *testing.T) {
 	}
 	if _, err := Replay(cfg, nil); err == nil {
 		t.Error("an empty schedule was accepted")
+	}
+}
+
+func TestAutoAgainstOracle(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		runs []ReplayRun
+		want float64
+		ok   bool
+	}{
+		{"above", []ReplayRun{{Name: "auto", P90Ms: 4.2}, {Name: "static 2", P90Ms: 3}, {Name: "oracle", P90Ms: 4}}, 0.05, true},
+		{"below", []ReplayRun{{Name: "oracle", P90Ms: 4}, {Name: "auto", P90Ms: 3}}, -0.25, true},
+		{"no oracle (no static run)", []ReplayRun{{Name: "auto", P90Ms: 4}}, 0, false},
+		{"no auto", []ReplayRun{{Name: "static 2", P90Ms: 3}, {Name: "oracle", P90Ms: 3}}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := AutoAgainstOracle(c.runs)
+			if ok != c.ok || math.Abs(got-c.want) > 1e-9 {
+				t.Errorf("AutoAgainstOracle = %v, %v; want %v, %v", got, ok, c.want, c.ok)
+			}
+		})
 	}
 }
