@@ -37,10 +37,7 @@ import (
 // admission's: the operator refuses those before it sends anything.
 func TestAdmissionAgreesWithThePlugin(t *testing.T) {
 	c := newClient(t)
-	node, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	node := testsupport.OpenSearchClient(t)
 	info, err := node.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchrun"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
-	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch)) }
@@ -21,10 +20,7 @@ func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch
 // node) is refused at once, not after the wait for copies on their way, with the
 // allocation decider's reason from OpenSearch's own explain API.
 func TestObserveVariantOnTheRealNode(t *testing.T) {
-	c, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testsupport.OpenSearchClient(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	local := bench.Variant{Name: "local", Nodes: "_local"}

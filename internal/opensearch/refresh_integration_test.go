@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -14,7 +15,7 @@ import (
 // for segment-replication replicas runs on two nodes in the controllers'
 // TestRebuildUnderSegmentReplicationCopiesEveryWrite.)
 func TestRefreshOfAnAliasOfSeveralIndexes(t *testing.T) {
-	c := nodeClient(t)
+	c := testsupport.OpenSearchClient(t)
 	ctx := context.Background()
 	alias := fmt.Sprintf("refresh-%d", time.Now().UnixNano())
 	var ndjson []byte

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -17,7 +18,7 @@ import (
 // rebuild's final copy pass relies on it: a write processed after the pass read its
 // checkpoints would be an acknowledged write the new index never gets.
 func TestWriteBlockLeavesNoWriteInFlight(t *testing.T) {
-	c := nodeClient(t)
+	c := testsupport.OpenSearchClient(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("write-block-%d", time.Now().UnixNano())
 	scratchIndex(t, c, name, map[string]any{"index.number_of_shards": 2, "index.number_of_replicas": 0, "index.refresh_interval": "-1"},

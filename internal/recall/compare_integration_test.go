@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
-	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 	"github.com/vectorpilot/vectorpilot/internal/recall"
 )
 
@@ -24,11 +23,7 @@ func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch
 // and a better target failed the gate (CI, TestRebuildUnderSegmentReplicationCopiesEveryWrite:
 // recall 0.795 for m 16 against 0.935 for the serving m 8).
 func TestCompareJudgesATargetBehindItsSourceByItsOwnDocuments(t *testing.T) {
-	c, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := testsupport.OpenSearchClient(t)
 	ctx := context.Background()
 	const docs, dim = 2000, 8
 	source := fmt.Sprintf("gate-%d", time.Now().UnixNano())

@@ -9,25 +9,14 @@ import (
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
-	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 func TestMain(m *testing.M) { os.Exit(testsupport.Main(m, testsupport.OpenSearch)) }
 
-// nodeClient is a client of the package's OpenSearch node.
-func nodeClient(t *testing.T) *opensearch.Client {
-	t.Helper()
-	c, err := opensearch.New(opensearch.Config{Endpoint: testsupport.OpenSearchURL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // TestLuceneHNSWRecallOnRealNode loads 5,000 clustered 64-d vectors into a lucene HNSW
 // index on the real node and checks recall@10 against brute-force ground truth.
 func TestLuceneHNSWRecallOnRealNode(t *testing.T) {
-	c := nodeClient(t)
+	c := testsupport.OpenSearchClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const index, field, k = "recall-lucene-hnsw", "embedding", 10
@@ -71,7 +60,7 @@ func TestLuceneHNSWRecallOnRealNode(t *testing.T) {
 // and its hot bytes are the native memory its graphs take in the k-NN cache — fp16 less
 // than float's, binary the least.
 func TestFaissRepresentationsOnRealNode(t *testing.T) {
-	c := nodeClient(t)
+	c := testsupport.OpenSearchClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	base, queries := dataset.Generate(dataset.Spec{Count: 5000, Queries: 50, Dim: 64, Seed: 31})

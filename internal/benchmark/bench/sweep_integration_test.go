@@ -8,6 +8,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/bench"
 	"github.com/vectorpilot/vectorpilot/internal/benchmark/dataset"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
@@ -17,7 +18,7 @@ import (
 // slice settings it had before (the tuner reads the live setting as the one it applied:
 // a leftover was kept by its hysteresis as if it had chosen it).
 func TestSweepLeavesTheIndexsSlicesAsItFoundThem(t *testing.T) {
-	c := nodeClient(t)
+	c := testsupport.OpenSearchClient(t)
 	const index, field, k = "sweep-restores-slices", "embedding", 10
 	base, queries := dataset.Generate(dataset.Spec{Count: 500, Queries: 10, Dim: 8, Seed: 7})
 	ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vectorpilot/vectorpilot/internal/harness/devenv"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testgate"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 // Parts says which real parts a test package needs.
@@ -106,6 +107,17 @@ func OpenSearchURL(t testing.TB) string {
 		t.Fatal("testsupport.Main was not asked for the OpenSearch part")
 	}
 	return nodeURL
+}
+
+// OpenSearchClient is a client of the package's OpenSearch node, closed when the test ends.
+func OpenSearchClient(t testing.TB) *opensearch.Client {
+	t.Helper()
+	c, err := opensearch.New(opensearch.Config{Endpoint: OpenSearchURL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // Root is the repository root.
