@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"golang.org/x/time/rate"
-
-	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 // Side is one index's figures in a comparison.
@@ -32,18 +29,9 @@ type Comparison struct {
 // final pass; against the source's neighbours, each of those would count as the new
 // graph's miss.
 func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparison, error) {
-	limiter := rate.NewLimiter(rate.Limit(p.QueriesPerSecond), 1)
-	search := func(index string, body map[string]any) (opensearch.SearchResult, time.Duration, error) {
-		if err := limiter.Wait(ctx); err != nil {
-			return opensearch.SearchResult{}, 0, err
-		}
-		body["stats"] = []string{StatsGroup}
-		start := time.Now()
-		r, err := s.SearchPreferring(ctx, index, body, preference(p.Seed))
-		return r, time.Since(start), err
-	}
+	m := newMeasurement(s, p)
 	var cmp Comparison
-	sample, _, err := search(p.Index, SampleQuery(p.Field, p.SampleSize, p.Seed))
+	sample, _, err := m.search(ctx, p.Index, SampleQuery(p.Field, p.SampleSize, p.Seed))
 	if err != nil {
 		return cmp, fmt.Errorf("drawing the sample: %w", err)
 	}
@@ -56,7 +44,7 @@ func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparis
 		}
 		exact := map[string][]string{}
 		for _, index := range []string{p.Index, target} {
-			res, _, err := search(index, ExactQuery(p.Field, p.SpaceType, vector, p.K+1))
+			res, _, err := m.search(ctx, index, ExactQuery(p.Field, p.SpaceType, vector, p.K+1))
 			if err != nil {
 				return cmp, fmt.Errorf("exact search on %s: %w", index, err)
 			}
@@ -67,7 +55,7 @@ func Compare(ctx context.Context, s Searcher, p Params, target string) (Comparis
 			order = []string{target, p.Index}
 		}
 		for _, index := range order {
-			approx, took, err := search(index, ApproximateQuery(p.Field, vector, p.K+1))
+			approx, took, err := m.search(ctx, index, ApproximateQuery(p.Field, vector, p.K+1))
 			if err != nil {
 				return cmp, fmt.Errorf("approximate search on %s: %w", index, err)
 			}

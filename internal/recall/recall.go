@@ -29,12 +29,33 @@ type Searcher interface {
 	SearchPreferring(ctx context.Context, index string, body any, preference string) (opensearch.SearchResult, error)
 }
 
-// preference pins a measurement's searches to one copy of each shard. Left to OpenSearch,
-// the exact and the approximate search of a query may run on different copies; under
-// segment replication a replica shows its primary's documents only once it has copied the
-// segments of the primary's last refresh, and the two lists would differ by what the
-// copies hold, not by what the graph misses.
-func preference(seed int64) string { return "vectorpilot-recall-" + strconv.FormatInt(seed, 10) }
+// measurement sends one measurement's searches: paced at p.QueriesPerSecond, in the stats
+// group StatsGroup, and on the shard copies one preference picks. Left to
+// OpenSearch, the exact and the approximate search of a query may run on different copies;
+// under segment replication a replica shows its primary's documents only once it has
+// copied the segments of the primary's last refresh, and the two lists would differ by
+// what the copies hold, not by what the graph misses. The preference is new with each
+// seed, so measurements spread over the copies.
+type measurement struct {
+	s          Searcher
+	limiter    *rate.Limiter
+	preference string
+}
+
+func newMeasurement(s Searcher, p Params) *measurement {
+	return &measurement{s: s, limiter: rate.NewLimiter(rate.Limit(p.QueriesPerSecond), 1), preference: "vectorpilot-recall-" + strconv.FormatInt(p.Seed, 10)}
+}
+
+// search runs one search and says how long the operator waited for it, pacing excluded.
+func (m *measurement) search(ctx context.Context, index string, body map[string]any) (opensearch.SearchResult, time.Duration, error) {
+	if err := m.limiter.Wait(ctx); err != nil {
+		return opensearch.SearchResult{}, 0, err
+	}
+	body["stats"] = []string{StatsGroup}
+	start := time.Now()
+	r, err := m.s.SearchPreferring(ctx, index, body, m.preference)
+	return r, time.Since(start), err
+}
 
 // Params say what to measure.
 type Params struct {
@@ -66,14 +87,10 @@ var ErrNoDocuments = fmt.Errorf("no document holds the field")
 // Measure runs one measurement.
 func Measure(ctx context.Context, s Searcher, p Params) (Result, error) {
 	start := time.Now()
-	limiter := rate.NewLimiter(rate.Limit(p.QueriesPerSecond), 1)
+	m := newMeasurement(s, p)
 	var res Result
 	search := func(body map[string]any) (opensearch.SearchResult, error) {
-		if err := limiter.Wait(ctx); err != nil {
-			return opensearch.SearchResult{}, err
-		}
-		body["stats"] = []string{StatsGroup}
-		r, err := s.SearchPreferring(ctx, p.Index, body, preference(p.Seed))
+		r, _, err := m.search(ctx, p.Index, body)
 		if err == nil {
 			res.Searches++
 			res.ServerMillis += r.TookMs
