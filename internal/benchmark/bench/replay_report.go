@@ -50,8 +50,10 @@ func WriteReplayMarkdown(w io.Writer, t autotune.Table, budget float64, runs []a
 			oracle = r
 		}
 	}
-	against, _ := autotune.AutoAgainstOracle(runs)
-	fmt.Fprintf(&b, "\nTime-weighted p90: auto %+.1f%% against the oracle.", against*100)
+	b.WriteString("\n")
+	if against, ok := autotune.AutoAgainstOracle(runs); ok {
+		fmt.Fprintf(&b, "Time-weighted p90: auto %+.1f%% against the oracle.", against*100)
+	}
 	if best, ok := autotune.BestWithinBudget(runs); ok {
 		fmt.Fprintf(&b, " The best static setting within the budget is %s: auto is %s it, the oracle %s.\n",
 			strings.TrimPrefix(best.Name, "static "), relativeTo(auto.P90Ms, best.P90Ms), relativeTo(oracle.P90Ms, best.P90Ms))

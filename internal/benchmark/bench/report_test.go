@@ -142,6 +142,14 @@ func TestReplayMarkdown(t *testing.T) {
 	if want := "auto is 20% above it, the oracle 20% below."; !strings.Contains(b.String(), want) {
 		t.Errorf("replay summary lacks %q:\n%s", want, b.String())
 	}
+	// A day without a static run has no oracle: no figure against it, rather than 0.
+	b.Reset()
+	if err := WriteReplayMarkdown(&b, table, 80, []autotune.ReplayRun{{Name: "auto", P90Ms: 30}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "against the oracle") {
+		t.Errorf("a figure against an oracle that was not run:\n%s", b.String())
+	}
 	var svg bytes.Buffer
 	if err := WriteReplaySVG(&svg, "day", schedule, 30*time.Second, runs); err != nil {
 		t.Fatal(err)
