@@ -106,9 +106,12 @@ func TestTunerOverALiveDay(t *testing.T) {
 		Readings []reading            `json:"readings"`
 		runs     []autotune.ReplayRun
 	}
-	// runDay runs the day once per setting in order (-1: the operator tuning).
+	// The runs, as the report lists them: -1 is the operator tuning, then each setting held.
+	dayRuns := append([]indexspec.Slices{-1}, daySettings...)
+	// runDay runs the day once per setting in order.
 	runDay := func(order []indexspec.Slices) round {
 		var rd round
+		byRun := map[indexspec.Slices]autotune.DayRecord{}
 		for _, run := range order {
 			name := "auto"
 			if run >= 0 {
@@ -152,11 +155,12 @@ func TestTunerOverALiveDay(t *testing.T) {
 					}
 				}
 			}
-			rd.Order, rd.Records = append(rd.Order, name), append(rd.Records, record)
+			rd.Order, byRun[run] = append(rd.Order, name), record
 			t.Logf("%s: %d windows", name, len(record.Windows))
 		}
-		// Reported as the schedule's order: auto first, then the settings.
-		slices.SortStableFunc(rd.Records, func(a, b autotune.DayRecord) int { return cmp.Compare(dayRank(a.Name), dayRank(b.Name)) })
+		for _, run := range dayRuns {
+			rd.Records = append(rd.Records, byRun[run])
+		}
 		var err error
 		if rd.runs, err = autotune.SummarizeDay(schedule, dayWindow, 100-headroom, rd.Records); err != nil {
 			t.Fatal(err)
@@ -165,13 +169,13 @@ func TestTunerOverALiveDay(t *testing.T) {
 	}
 	// Round after round the order turns around (auto first, then last, ...), so a machine
 	// getting slower or faster over the hour weighs on every run alike.
-	order := append([]indexspec.Slices{-1}, daySettings...)
 	var days []round
 	for r := range rounds {
-		if r > 0 {
+		order := slices.Clone(dayRuns)
+		if r%2 == 1 {
 			slices.Reverse(order)
 		}
-		days = append(days, runDay(slices.Clone(order)))
+		days = append(days, runDay(order))
 	}
 
 	var report bytes.Buffer
@@ -224,17 +228,6 @@ func TestTunerOverALiveDay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// dayRank orders a day's runs for the report: auto, then the static settings as
-// daySettings lists them.
-func dayRank(name string) int {
-	for i, s := range daySettings {
-		if name == "static "+s.String() {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // specSlices is the spec's concurrent segment search that puts s in force.
