@@ -106,7 +106,8 @@ type Options struct {
 	HDF5 benchrun.HDF5Reader
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults is o with every unset option at its default, as Setup runs it.
+func (o Options) WithDefaults() Options {
 	if o.ClusterPollInterval == 0 {
 		o.ClusterPollInterval = 30 * time.Second
 	}
@@ -145,7 +146,7 @@ func (o Options) withDefaults() Options {
 
 // Setup registers every reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	// Secrets are read directly, not cached: the operator needs only get on the few it is named.
 	resolver := &connect.Resolver{Reader: mgr.GetAPIReader(), ManagedEndpoint: opts.ManagedEndpoint, ObserveRequest: opts.ObserveRequest}
 	if err := mgr.Add(&observe.Collector{Reader: mgr.GetClient(), Resolver: resolver, Interval: opts.MetricsInterval}); err != nil {

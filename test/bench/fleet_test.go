@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +29,8 @@ import (
 	"github.com/vectorpilot/vectorpilot/controllers"
 	"github.com/vectorpilot/vectorpilot/controllers/operatortest"
 	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
+	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
 func TestMain(m *testing.M) {
@@ -41,7 +45,8 @@ func TestMain(m *testing.M) {
 const idleWindows = 3
 
 // BenchmarkFleetToReady applies each of FLEET_SIZES (default 100,500) VectorIndexes at once
-// (FLEET_SIZES=100,500,5000 OPENSEARCH_HEAP=4g for #43's fleet).
+// (FLEET_SIZES=100,500,5000 OPENSEARCH_HEAP=4g for #43's fleet), and then has the node
+// create the same indexes with no operator, for the time the node alone needs.
 func BenchmarkFleetToReady(b *testing.B) {
 	sizes := []int{100, 500}
 	if env := os.Getenv("FLEET_SIZES"); env != "" {
@@ -69,7 +74,9 @@ func fleet(b *testing.B, n int) {
 	ns := fmt.Sprintf("fleet-%d-%d", n, time.Now().UnixNano()%100000)
 	// FLEET_INDEX_WORKERS sets the operator's --index-workers (its default when unset).
 	workers, _ := strconv.Atoi(os.Getenv("FLEET_INDEX_WORKERS"))
-	k8s := operatortest.Run(b, ns, "0", controllers.Options{IndexWorkers: workers})
+	var sent requestKinds
+	opts := controllers.Options{IndexWorkers: workers, ObserveRequest: sent.observe}.WithDefaults()
+	k8s := operatortest.Run(b, ns, "0", opts)
 	// One shard each: past OpenSearch's default 1,000 shards per node the node refuses
 	// new indexes, so the limit follows the fleet while it runs.
 	testsupport.Send(b, "PUT", url+"/_cluster/settings", fmt.Sprintf(`{"persistent":{"cluster.max_shards_per_node":%d}}`, max(1000, 2*n)))
@@ -82,17 +89,10 @@ func fleet(b *testing.B, n int) {
 		Spec:       v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: url}},
 	}))
 	reqs0, reconciles0, latency0 := requests(ns), reconciles(), reconcileLatency()
+	sent.reset()
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		must(b, k8s.Create(ctx, &v1alpha1.VectorIndex{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("idx-%04d", i), Namespace: ns},
-			Spec: v1alpha1.VectorIndexSpec{
-				ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: fmt.Sprintf("%s-%04d", ns, i), Shards: 1, Replicas: 0, RefreshInterval: "1s",
-				Fields:         []v1alpha1.VectorField{{Name: "embedding", Dimension: 32, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}},
-				Search:         v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}},
-				DeletionPolicy: v1alpha1.DeletionPolicyDelete,
-			},
-		}))
+		must(b, k8s.Create(ctx, fleetIndex(ns, i)))
 	}
 	maxDepth := 0.0
 	// The operator's own Ready gauge is polled (in this process, free); the API is listed
@@ -120,6 +120,7 @@ func fleet(b *testing.B, n int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	toReady := time.Since(start)
+	kindsToReady := sent.reset()
 	reqs1, reconciles1 := requests(ns), reconciles()
 	p99 := reconcileLatency().minus(latency0).quantileBound(0.99)
 	rssAtReady := rssMB()
@@ -140,15 +141,124 @@ func fleet(b *testing.B, n int) {
 	b.Logf("%d indexes: all Ready in %s; %.0f reconciles (p99 at most %gs), work queue depth up to %.0f, %.0f OpenSearch requests to Ready; idle, %.0f requests in the first minute and %.0f in the %d after; RSS %.0f MB",
 		n, toReady.Round(time.Millisecond), reconciles1-reconciles0, p99, maxDepth, reqs1-reqs0, reqs2-reqs1, reqs3-reqs2, idleWindows-1, rssAtReady)
 
-	// Clean up: the Delete policy removes the indexes from the shared node.
+	// The Delete policy removes the indexes from the shared node; the node alone then
+	// creates the same fleet on the node as the operator found it.
 	must(b, k8s.DeleteAllOf(ctx, &v1alpha1.VectorIndex{}, client.InNamespace(ns)))
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+	deleting := time.Now()
+	for {
 		var list v1alpha1.VectorIndexList
 		must(b, k8s.List(ctx, &list, client.InNamespace(ns)))
 		if len(list.Items) == 0 {
 			break
 		}
+		if time.Since(deleting) > 20*time.Minute {
+			b.Fatalf("%d of %d VectorIndexes still there 20 minutes after they were deleted", len(list.Items), n)
+		}
+		time.Sleep(time.Second)
 	}
+	b.Logf("%d indexes: deleted with their OpenSearch indexes in %s", n, time.Since(deleting).Round(time.Second))
+	alone := nodeAlone(b, ns, n, opts.IndexWorkers)
+	b.ReportMetric(alone.Seconds(), "s-node-alone")
+	b.ReportMetric(toReady.Seconds()/alone.Seconds(), "to-ready/node-alone")
+	b.Logf("%d indexes: the node alone created them in %s, the operator took %.2f times that to all Ready; its requests to Ready, per index: %s",
+		n, alone.Round(time.Millisecond), toReady.Seconds()/alone.Seconds(), perIndex(kindsToReady, n))
+}
+
+// fleetIndex is the i-th VectorIndex of the fleet in namespace ns.
+func fleetIndex(ns string, i int) *v1alpha1.VectorIndex {
+	return &v1alpha1.VectorIndex{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("idx-%04d", i), Namespace: ns},
+		Spec: v1alpha1.VectorIndexSpec{
+			ClusterRef: v1alpha1.LocalObjectReference{Name: "vectors"}, IndexName: fmt.Sprintf("%s-%04d", ns, i), Shards: 1, Replicas: 0, RefreshInterval: "1s",
+			Fields:         []v1alpha1.VectorField{{Name: "embedding", Dimension: 32, DataType: "float", SpaceType: "l2", Engine: "lucene", Mode: "in_memory", CompressionLevel: "1x", Method: v1alpha1.VectorMethod{Name: "hnsw"}}},
+			Search:         v1alpha1.SearchSettings{ConcurrentSegmentSearch: v1alpha1.ConcurrentSegmentSearch{Mode: "auto"}},
+			DeletionPolicy: v1alpha1.DeletionPolicyDelete,
+		},
+	}
+}
+
+// nodeAlone is how long the node takes to create the fleet's n indexes with no operator:
+// the create requests the operator sends for them (internal/indexspec's settings, mapping
+// and _meta), from as many workers as the operator reconciles with. Each create returns
+// once its primary is active, which with no replicas is the index green. Creating an index
+// is a cluster-state update whoever asks, so this is the bound the operator's time to Ready
+// is read against, measured in the same run. The indexes are deleted before it returns.
+func nodeAlone(b *testing.B, ns string, n, workers int) time.Duration {
+	b.Helper()
+	node := testsupport.OpenSearchClient(b)
+	prefix := "alone-" + ns
+	b.Cleanup(func() { testsupport.Send(b, "DELETE", testsupport.OpenSearchURL(b)+"/"+prefix+"-*", "") })
+	next := make(chan int)
+	errs := make(chan error, workers)
+	start := time.Now()
+	for range workers {
+		go func() {
+			for i := range next {
+				vi := fleetIndex(ns, i)
+				props, err := indexspec.Properties(&vi.Spec)
+				if err == nil {
+					owner := indexspec.Owner{Namespace: ns, Name: vi.Name, UID: fmt.Sprint(i)}
+					err = node.CreateIndex(context.Background(), fmt.Sprintf("%s-%04d", prefix, i), indexspec.CreateSettings(&vi.Spec), props, indexspec.MetaOf(owner))
+				}
+				if err != nil {
+					errs <- err
+					for range next { // drain, so the feeder ends
+					}
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range workers {
+		must(b, <-errs)
+	}
+	took := time.Since(start)
+	testsupport.Send(b, "DELETE", testsupport.OpenSearchURL(b)+"/"+prefix+"-*", "")
+	return took
+}
+
+// requestKinds counts the operator's OpenSearch requests by the action they need
+// (internal/opensearch's rules), so a fleet's cost per index reads by kind.
+type requestKinds struct {
+	mu    sync.Mutex
+	kinds map[string]int
+}
+
+func (r *requestKinds) observe(req opensearch.SentRequest) {
+	kind := req.Method + " " + req.Path
+	if p, ok := opensearch.PermissionsOf(req.Method, req.Path); ok {
+		kind = strings.Join(append(p.Cluster, p.Index...), "+")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.kinds == nil {
+		r.kinds = map[string]int{}
+	}
+	r.kinds[kind]++
+}
+
+// reset returns the counts so far and starts again from none.
+func (r *requestKinds) reset() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.kinds
+	r.kinds = nil
+	return out
+}
+
+// perIndex lists request counts by kind, most first, each as requests per index.
+func perIndex(kinds map[string]int, n int) string {
+	names := slices.SortedFunc(maps.Keys(kinds), func(a, b string) int { return cmp.Or(kinds[b]-kinds[a], strings.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", k, float64(kinds[k])/float64(n))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func must(b *testing.B, err error) {
