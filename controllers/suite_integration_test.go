@@ -73,7 +73,7 @@ func (s *sentRequests) observe(req opensearch.SentRequest) {
 	for _, w := range req.Settings {
 		s.settings[w]++
 	}
-	for _, a := range append(p.Cluster, p.Index...) {
+	for _, a := range slices.Concat(p.Cluster, p.Index) {
 		s.actions[a]++
 	}
 }

@@ -16,6 +16,7 @@ require (
 	github.com/vectorpilot/vectorpilot v0.0.0-00010101000000-000000000000
 	github.com/yannh/kubeconform v0.8.0
 	go.uber.org/zap v1.28.0
+	golang.org/x/sync v0.23.0
 	golang.org/x/tools v0.49.0
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.0
@@ -169,7 +170,6 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.41.0 // indirect

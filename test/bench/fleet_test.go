@@ -18,6 +18,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,7 +73,8 @@ func fleet(b *testing.B, n int) {
 	url := testsupport.OpenSearchURL(b)
 	ctx := context.Background()
 	ns := fmt.Sprintf("fleet-%d-%d", n, time.Now().UnixNano()%100000)
-	// FLEET_INDEX_WORKERS sets the operator's --index-workers (its default when unset).
+	// FLEET_INDEX_WORKERS sets the operator's --index-workers (its default when unset), and
+	// how many creates the node-alone phase sends at once.
 	workers, _ := strconv.Atoi(os.Getenv("FLEET_INDEX_WORKERS"))
 	var sent requestKinds
 	opts := controllers.Options{IndexWorkers: workers, ObserveRequest: sent.observe}.WithDefaults()
@@ -179,47 +181,30 @@ func fleetIndex(ns string, i int) *v1alpha1.VectorIndex {
 
 // nodeAlone is how long the node takes to create the fleet's n indexes with no operator:
 // the create requests the operator sends for them (internal/indexspec's settings, mapping
-// and _meta), from as many workers as the operator reconciles with. Each create returns
-// once its primary is active, which with no replicas is the index green. Creating an index
-// is a cluster-state update whoever asks, so this is the bound the operator's time to Ready
-// is read against, measured in the same run. The indexes are deleted before it returns.
+// and _meta), as many at once as the operator has workers. Each create returns once its
+// primary is active, which with no replicas is the index green. Creating an index is a
+// cluster-state update whoever asks, so this is the bound the operator's time to Ready is
+// read against, measured in the same run. The indexes are deleted before it returns.
 func nodeAlone(b *testing.B, ns string, n, workers int) time.Duration {
 	b.Helper()
 	node := testsupport.OpenSearchClient(b)
-	prefix := "alone-" + ns
-	b.Cleanup(func() { testsupport.Send(b, "DELETE", testsupport.OpenSearchURL(b)+"/"+prefix+"-*", "") })
-	next := make(chan int)
-	errs := make(chan error, workers)
+	defer testsupport.Send(b, "DELETE", testsupport.OpenSearchURL(b)+"/alone-"+ns+"-*", "")
+	creates, ctx := errgroup.WithContext(context.Background())
+	creates.SetLimit(workers)
 	start := time.Now()
-	for range workers {
-		go func() {
-			for i := range next {
-				vi := fleetIndex(ns, i)
-				props, err := indexspec.Properties(&vi.Spec)
-				if err == nil {
-					owner := indexspec.Owner{Namespace: ns, Name: vi.Name, UID: fmt.Sprint(i)}
-					err = node.CreateIndex(context.Background(), fmt.Sprintf("%s-%04d", prefix, i), indexspec.CreateSettings(&vi.Spec), props, indexspec.MetaOf(owner))
-				}
-				if err != nil {
-					errs <- err
-					for range next { // drain, so the feeder ends
-					}
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
 	for i := range n {
-		next <- i
+		creates.Go(func() error {
+			vi := fleetIndex(ns, i)
+			props, err := indexspec.Properties(&vi.Spec)
+			if err != nil {
+				return err
+			}
+			owner := indexspec.Owner{Namespace: ns, Name: vi.Name, UID: fmt.Sprint(i)}
+			return node.CreateIndex(ctx, "alone-"+vi.Spec.IndexName, indexspec.CreateSettings(&vi.Spec), props, indexspec.MetaOf(owner))
+		})
 	}
-	close(next)
-	for range workers {
-		must(b, <-errs)
-	}
-	took := time.Since(start)
-	testsupport.Send(b, "DELETE", testsupport.OpenSearchURL(b)+"/"+prefix+"-*", "")
-	return took
+	must(b, creates.Wait())
+	return time.Since(start)
 }
 
 // requestKinds counts the operator's OpenSearch requests by the action they need
@@ -232,7 +217,7 @@ type requestKinds struct {
 func (r *requestKinds) observe(req opensearch.SentRequest) {
 	kind := req.Method + " " + req.Path
 	if p, ok := opensearch.PermissionsOf(req.Method, req.Path); ok {
-		kind = strings.Join(append(p.Cluster, p.Index...), "+")
+		kind = strings.Join(slices.Concat(p.Cluster, p.Index), "+")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
