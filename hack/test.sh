@@ -165,7 +165,8 @@ mkdir -p "$BIN_DIR/test-results"
 started=$(bash hack/opensearch.sh start "$node")
 printf '[opensearch] %s\n' "${started//$'\n'/$'\n'[opensearch] }"
 VECTORPILOT_OPENSEARCH_URL=$(echo "$started" | sed -n 's/^url=//p')
-export VECTORPILOT_OPENSEARCH_URL
+VECTORPILOT_OPENSEARCH_PID=$(echo "$started" | sed -n 's/^pid=//p')
+export VECTORPILOT_OPENSEARCH_URL VECTORPILOT_OPENSEARCH_PID
 # Integration and e2e tests run here; plain `go test ./...` runs the unit tests only
 # (internal/harness/testgate).
 export VECTORPILOT_INTEGRATION=1

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/procfs"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -92,6 +94,7 @@ func fleet(b *testing.B, n int) {
 	}))
 	reqs0, reconciles0, latency0 := requests(ns), reconciles(), reconcileLatency()
 	sent.reset()
+	cpu0 := cpuNow(b)
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		must(b, k8s.Create(ctx, fleetIndex(ns, i)))
@@ -122,10 +125,11 @@ func fleet(b *testing.B, n int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	toReady := time.Since(start)
+	cpuToReady := cpuNow(b).minus(cpu0)
 	kindsToReady := sent.reset()
 	reqs1, reconciles1 := requests(ns), reconciles()
 	p99 := reconcileLatency().minus(latency0).quantileBound(0.99)
-	rssAtReady := rssMB()
+	rssAtReady := rssMB(b)
 	time.Sleep(time.Minute)
 	reqs2 := requests(ns)
 	time.Sleep((idleWindows - 1) * time.Minute)
@@ -159,11 +163,69 @@ func fleet(b *testing.B, n int) {
 		time.Sleep(time.Second)
 	}
 	b.Logf("%d indexes: deleted with their OpenSearch indexes in %s", n, time.Since(deleting).Round(time.Second))
+	cpu1 := cpuNow(b)
 	alone := nodeAlone(b, ns, n, opts.IndexWorkers)
+	cpuAlone := cpuNow(b).minus(cpu1)
 	b.ReportMetric(alone.Seconds(), "s-node-alone")
 	b.ReportMetric(toReady.Seconds()/alone.Seconds(), "to-ready/node-alone")
+	b.ReportMetric(cpuToReady.node/cpuAlone.node, "node-cpu-s/node-alone")
 	b.Logf("%d indexes: the node alone created them in %s, the operator took %.2f times that to all Ready; its requests to Ready, per index: %s",
 		n, alone.Round(time.Millisecond), toReady.Seconds()/alone.Seconds(), perIndex(kindsToReady, n))
+	b.Logf("%d indexes: CPU to all Ready: %s; the node alone: %s", n, cpuToReady.String(toReady), cpuAlone.String(alone))
+}
+
+// cpuSpent is CPU time, in seconds, spent by the processes of a fleet's run.
+type cpuSpent struct {
+	// node is the OpenSearch node's.
+	node float64
+	// controlPlane is this process's children's: kube-apiserver and etcd.
+	controlPlane float64
+	// operator is this process's: the operator's controllers and the benchmark's polling
+	// of its metrics, and the node-alone phase's client.
+	operator float64
+	// machine is every core's busy time, whatever spent it.
+	machine float64
+}
+
+// cpuNow is the CPU time the run's processes have spent so far: where the time to Ready
+// goes on a machine the node, the control plane and the operator share.
+func cpuNow(b *testing.B) cpuSpent {
+	fs, err := procfs.NewDefaultFS()
+	must(b, err)
+	cpuOf := func(pid int) float64 {
+		p, err := fs.Proc(pid)
+		must(b, err)
+		stat, err := p.Stat()
+		must(b, err)
+		return stat.CPUTime()
+	}
+	self := os.Getpid()
+	out := cpuSpent{node: cpuOf(testsupport.OpenSearchPID(b)), operator: cpuOf(self)}
+	procs, err := fs.AllProcs()
+	must(b, err)
+	for _, p := range procs {
+		// A process may end between the listing and its read; it is none of ours.
+		if stat, err := p.Stat(); err == nil && stat.PPID == self {
+			out.controlPlane += stat.CPUTime()
+		}
+	}
+	machine, err := fs.Stat()
+	must(b, err)
+	t := machine.CPUTotal
+	out.machine = t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ + t.Steal
+	return out
+}
+
+func (c cpuSpent) minus(earlier cpuSpent) cpuSpent {
+	return cpuSpent{node: c.node - earlier.node, controlPlane: c.controlPlane - earlier.controlPlane,
+		operator: c.operator - earlier.operator, machine: c.machine - earlier.machine}
+}
+
+// String says the CPU time spent over wall, by process, each also as cores busy on average.
+func (c cpuSpent) String(wall time.Duration) string {
+	cores := func(s float64) string { return fmt.Sprintf("%.0f s (%.2f cores)", s, s/wall.Seconds()) }
+	return fmt.Sprintf("node %s, control plane %s, operator %s, machine %s of %d",
+		cores(c.node), cores(c.controlPlane), cores(c.operator), cores(c.machine), runtime.NumCPU())
 }
 
 // fleetIndex is the i-th VectorIndex of the fleet in namespace ns.
@@ -357,16 +419,10 @@ func metricsNamed(name string) []*dto.Metric {
 }
 
 // rssMB is this process's resident set: the operator's controllers, caches and clients.
-func rssMB() float64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
+func rssMB(b *testing.B) float64 {
+	self, err := procfs.Self()
+	must(b, err)
+	status, err := self.NewStatus()
+	must(b, err)
+	return float64(status.VmRSS) / (1 << 20)
 }

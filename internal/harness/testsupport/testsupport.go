@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,13 +31,17 @@ const (
 )
 
 // SharedNodeEnv names the environment variable with the URL of an OpenSearch node that
-// hack/test.sh starts once for a whole `make test` run.
-const SharedNodeEnv = "VECTORPILOT_OPENSEARCH_URL"
+// hack/test.sh starts once for a whole `make test` run; SharedNodePIDEnv its process.
+const (
+	SharedNodeEnv    = "VECTORPILOT_OPENSEARCH_URL"
+	SharedNodePIDEnv = "VECTORPILOT_OPENSEARCH_PID"
+)
 
 var (
 	root         string
 	controlPlane *devenv.ControlPlane
 	nodeURL      string
+	nodePID      string
 )
 
 // Main starts the parts, runs the package's tests and stops what it started. Unless
@@ -66,14 +71,14 @@ func Main(m *testing.M, parts Parts) int {
 		}
 	}
 	if parts&OpenSearch != 0 {
-		nodeURL = os.Getenv(SharedNodeEnv)
+		nodeURL, nodePID = os.Getenv(SharedNodeEnv), os.Getenv(SharedNodePIDEnv)
 		if nodeURL == "" {
 			node, err := devenv.StartNode(root, "gotest-"+packageName(), devenv.NodeOptions{})
 			if err != nil {
 				return fail(fmt.Errorf("real OpenSearch node could not start (hack/install-opensearch.sh assembles it from Maven Central): %w", err))
 			}
 			defer func() { _ = node.Destroy() }()
-			nodeURL = node.URL
+			nodeURL, nodePID = node.URL, node.PID
 		}
 	}
 	return m.Run()
@@ -107,6 +112,18 @@ func OpenSearchURL(t testing.TB) string {
 		t.Fatal("testsupport.Main was not asked for the OpenSearch part")
 	}
 	return nodeURL
+}
+
+// OpenSearchPID is the process of the package's OpenSearch node (the benchmarks read its
+// CPU time).
+func OpenSearchPID(t testing.TB) int {
+	t.Helper()
+	OpenSearchURL(t)
+	pid, err := strconv.Atoi(nodePID)
+	if err != nil {
+		t.Fatalf("the OpenSearch node's process is not known (%s=%q)", SharedNodePIDEnv, nodePID)
+	}
+	return pid
 }
 
 // OpenSearchClient is a client of the package's OpenSearch node, closed when the test ends.
