@@ -299,12 +299,15 @@ func (r *VectorIndexReconciler) createIndex(ctx context.Context, run *indexRun) 
 	if err != nil {
 		return err
 	}
-	info, err := run.osClient.Info(ctx)
-	if err != nil {
-		return err
-	}
-	if err := indexspec.RefusedOn(info.Version, &run.vi.Spec); err != nil {
-		return &reasonError{reason: v1alpha1.ReasonUnsupportedByCluster, message: err.Error()}
+	// The version is read only when it decides: a fleet's creates cost no request for it.
+	if indexspec.VersionGated(&run.vi.Spec) {
+		info, err := run.osClient.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if err := indexspec.RefusedOn(info.Version, &run.vi.Spec); err != nil {
+			return &reasonError{reason: v1alpha1.ReasonUnsupportedByCluster, message: err.Error()}
+		}
 	}
 	if err := r.modelsReady(ctx, run, run.vi.Spec.Fields); err != nil {
 		return err

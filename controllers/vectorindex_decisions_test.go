@@ -59,8 +59,8 @@ type fakeIndexes struct {
 	// catalogue answers Catalogue when set; catalogues counts the calls.
 	catalogue  *opensearch.Catalogue
 	catalogues int
-	// reads counts GetIndex calls, statsReads Stats calls.
-	reads, statsReads int
+	// reads counts GetIndex calls, statsReads Stats calls, infos Info calls.
+	reads, statsReads, infos int
 }
 
 var errNotFaked = errors.New("not faked")
@@ -184,6 +184,7 @@ func (f *fakeIndexes) SearchPreferring(context.Context, string, any, string) (op
 	return opensearch.SearchResult{}, errNotFaked
 }
 func (f *fakeIndexes) Info(context.Context) (opensearch.ClusterInfo, error) {
+	f.infos++
 	return opensearch.ClusterInfo{Version: cmp.Or(f.version, "3.6.0")}, nil
 }
 
@@ -228,7 +229,8 @@ func indexRunFor(vi *v1alpha1.VectorIndex, f *fakeIndexes) *indexRun {
 }
 
 // TestEnsureIndex: create when missing, adopt an unowned index that matches, refuse (and
-// write nothing to) one that does not match or that another object owns.
+// write nothing to) one that does not match or that another object owns. The cluster's
+// version is read only for a create it decides (an engine some version retired).
 func TestEnsureIndex(t *testing.T) {
 	nmslib := func(vi *v1alpha1.VectorIndex) { vi.Spec.Fields[0].Engine = "nmslib" }
 	for _, tc := range []struct {
@@ -236,14 +238,16 @@ func TestEnsureIndex(t *testing.T) {
 		live                     func(*testing.T, *v1alpha1.VectorIndex) *opensearch.Index
 		conflict                 string
 		wantCreated, wantAdopted bool
-		// spec changes the spec; version is the cluster's; refused the reason nothing is sent.
-		spec    func(*v1alpha1.VectorIndex)
-		version string
-		refused string
+		// spec changes the spec; version is the cluster's; refused the reason nothing is sent;
+		// versionRead: the version decides, so it is read.
+		spec        func(*v1alpha1.VectorIndex)
+		version     string
+		refused     string
+		versionRead bool
 	}{
 		{name: "missing: created", wantCreated: true},
-		{name: "nmslib on 3.x: refused, nothing sent", spec: nmslib, refused: v1alpha1.ReasonUnsupportedByCluster},
-		{name: "nmslib on 2.x: created", spec: nmslib, version: "2.19.1", wantCreated: true},
+		{name: "nmslib on 3.x: refused, nothing sent", spec: nmslib, refused: v1alpha1.ReasonUnsupportedByCluster, versionRead: true},
+		{name: "nmslib on 2.x: created", spec: nmslib, version: "2.19.1", wantCreated: true, versionRead: true},
 		{name: "nmslib carried over to 3.x: adopted", spec: nmslib, live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "") }, wantAdopted: true},
 		{name: "unowned and matching: adopted", live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index { return liveIndexOf(t, vi, "") }, wantAdopted: true},
 		{name: "unowned with other shards: conflict", live: func(t *testing.T, vi *v1alpha1.VectorIndex) *opensearch.Index {
@@ -267,6 +271,9 @@ func TestEnsureIndex(t *testing.T) {
 		r := &VectorIndexReconciler{Recorder: events.NewFakeRecorder(10)}
 		run := indexRunFor(vi, f)
 		err := r.ensureIndex(context.Background(), run)
+		if want := map[bool]int{true: 1}[tc.versionRead]; f.infos != want {
+			t.Errorf("%s: the cluster's version read %d times, want %d", tc.name, f.infos, want)
+		}
 		var conflict *conflictError
 		var refusal *reasonError
 		switch {

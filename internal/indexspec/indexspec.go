@@ -496,6 +496,15 @@ func orNone(v any) any {
 // that retired them: their indexes carried over by an upgrade stay searchable.
 var engineRetiredIn = map[string]int{"nmslib": 3}
 
+// VersionGated says whether OpenSearch's creating an index of the spec depends on the
+// cluster's version (RefusedOn): only then does a create read the version first.
+func VersionGated(spec *v1alpha1.VectorIndexSpec) bool {
+	return slices.ContainsFunc(spec.Fields, func(f v1alpha1.VectorField) bool {
+		_, retired := engineRetiredIn[f.Engine]
+		return retired
+	})
+}
+
 // RefusedOn is why OpenSearch of the given version refuses to create an index of the spec,
 // for the rules admission cannot check because they depend on the cluster's version; nil
 // when there is none (or the version cannot be read).

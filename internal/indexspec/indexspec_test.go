@@ -306,6 +306,10 @@ func TestRefusedOn(t *testing.T) {
 			t.Errorf("RefusedOn(%q, %v) = %v, want %q", tc.version, tc.spec.Fields, err, tc.want)
 		}
 	}
+	// Only a spec some version refuses needs the version read.
+	if !VersionGated(&nmslib) || VersionGated(&faiss) {
+		t.Errorf("VersionGated: nmslib %v, faiss and lucene %v; want true, false", VersionGated(&nmslib), VersionGated(&faiss))
+	}
 }
 
 func TestTrainingRequest(t *testing.T) {
