@@ -652,8 +652,7 @@ func (r *VectorIndexReconciler) observe(ctx context.Context, run *indexRun) erro
 	if run.tunedSlices != nil {
 		source = "autotune"
 	}
-	metrics.SliceCount.DeletePartialMatch(map[string]string{"namespace": run.vi.Namespace, "index": run.vi.Name})
-	metrics.SliceCount.WithLabelValues(run.vi.Namespace, run.vi.Name, source).Set(float64(indexspec.SlicesOf(run.live.Settings)))
+	metrics.SetSliceCount(run.vi.Namespace, run.vi.Name, source, float64(indexspec.SlicesOf(run.live.Settings)))
 	// An index is settled once every primary shard is started (a restoring index reports
 	// yellow before any is).
 	if active, want := stats.ActivePrimaries, int64(run.vi.Spec.Shards); active < want {

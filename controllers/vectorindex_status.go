@@ -78,15 +78,14 @@ func (r *VectorIndexReconciler) recordOutcome(run *indexRun, stepErr error) (tim
 
 // recordReadiness exports the Ready condition as a metric, with its reason when False.
 func recordReadiness(vi *v1alpha1.VectorIndex) {
-	metrics.IndexReady.DeletePartialMatch(map[string]string{"namespace": vi.Namespace, "index": vi.Name})
-	ready, reason := 0.0, ""
+	ready, reason := false, ""
 	if c := meta.FindStatusCondition(vi.Status.Conditions, v1alpha1.ConditionReady); c != nil {
 		reason = c.Reason
 		if c.Status == metav1.ConditionTrue {
-			ready, reason = 1, ""
+			ready, reason = true, ""
 		}
 	}
-	metrics.IndexReady.WithLabelValues(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name, reason).Set(ready)
+	metrics.SetIndexReady(vi.Namespace, vi.Spec.ClusterRef.Name, vi.Name, reason, ready)
 }
 
 // redBackoff is when a red index is looked at again: it needs a node, a disk or a person,
