@@ -222,11 +222,12 @@ func decimal(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // exportTable publishes the benchmark table the index is tuned from.
 func exportTable(vi *v1alpha1.VectorIndex, t autotune.Table) {
-	for _, m := range t.Results {
-		slices, clients := strconv.Itoa(int(m.SliceCount)), strconv.Itoa(m.Clients)
-		metrics.BenchmarkP90.WithLabelValues(vi.Namespace, vi.Name, slices, clients).Set(m.P90Ms / 1000)
-		metrics.BenchmarkCPU.WithLabelValues(vi.Namespace, vi.Name, slices, clients).Set(m.CPUPercent)
+	cells := make([]metrics.BenchmarkCell, len(t.Results))
+	for i, m := range t.Results {
+		cells[i] = metrics.BenchmarkCell{Slices: strconv.Itoa(int(m.SliceCount)), Clients: strconv.Itoa(m.Clients),
+			P90Seconds: m.P90Ms / 1000, CPUPercent: m.CPUPercent}
 	}
+	metrics.SetBenchmarkTable(vi.Namespace, vi.Name, cells)
 }
 
 func decisionKind(from, to indexspec.Slices) string {

@@ -1,15 +1,18 @@
 package controllers
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
+	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
 )
 
@@ -109,5 +112,42 @@ func TestDecideTuning(t *testing.T) {
 		if st.QueryTotal != tc.stats.Searches || st.QueryMillis != tc.stats.SearchMillis || !st.SampledAt.Equal(&tc.now) || st.CPU.ProcessCPUMillis != tc.cpu {
 			t.Errorf("%s: the status must keep this sample's counters for the next one: %+v", tc.name, st)
 		}
+	}
+}
+
+// TestExportedTableIsTheTableTunedFrom: the benchmark table's series are the cells of the
+// table the index is tuned from now; cells of an earlier table (another run, other slice
+// settings or client levels) go with it.
+func TestExportedTableIsTheTableTunedFrom(t *testing.T) {
+	vi := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Namespace: "export-ns", Name: "export-table"}}
+	defer metrics.ForgetIndex(vi.Namespace, vi.Name)
+	cell := func(slices indexspec.Slices, clients int, p90 float64) autotune.Measurement {
+		return autotune.Measurement{SliceCount: slices, Clients: clients, P90Ms: p90, CPUPercent: 10}
+	}
+	exportTable(vi, autotune.Table{Results: []autotune.Measurement{cell(1, 1, 30), cell(2, 1, 20), cell(2, 4, 40)}})
+	exportTable(vi, autotune.Table{Results: []autotune.Measurement{cell(1, 1, 25), cell(4, 1, 10)}})
+
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "vectorpilot_benchmark_p90_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["namespace"] == vi.Namespace && l["index"] == vi.Name {
+				got[l["slices"]+"x"+l["clients"]] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{"1x1": 0.025, "4x1": 0.010}
+	if !maps.Equal(got, want) {
+		t.Errorf("p90 series by slices x clients: %v, want %v", got, want)
 	}
 }

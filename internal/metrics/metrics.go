@@ -49,18 +49,18 @@ func init() {
 }
 
 // sliceCount is the slice setting the operator applies to an index, by where it came from.
-var sliceCount = newIndexGauge(prometheus.GaugeOpts{
+var sliceCount = newPerIndexGauge(prometheus.GaugeOpts{
 	Name: "vectorpilot_index_slice_count",
 	Help: "Slice setting applied to an index (1 = concurrent search off, 0 = Lucene's default slicing, N = N slices), by source.",
 }, []string{"namespace", "index", "source"})
 
 // SetSliceCount records the slice setting applied to an index and where it came from.
 func SetSliceCount(namespace, index, source string, count float64) {
-	sliceCount.set(namespace, index, count, namespace, index, source)
+	sliceCount.replace(namespace, index, source).Set(count)
 }
 
 // TunerDecisions counts the autotuner's decisions that changed or kept an index's setting.
-var TunerDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+var TunerDecisions = newPerIndexCounter(prometheus.CounterOpts{
 	Name: "vectorpilot_tuner_decisions_total",
 	Help: "Autotuner decisions per index, by kind (changed, kept).",
 }, []string{"namespace", "index", "kind"})
@@ -70,7 +70,7 @@ func init() {
 }
 
 // indexReady is 1 while a VectorIndex's Ready condition is True.
-var indexReady = newIndexGauge(prometheus.GaugeOpts{
+var indexReady = newPerIndexGauge(prometheus.GaugeOpts{
 	Name: "vectorpilot_index_ready",
 	Help: "1 while the VectorIndex is Ready, 0 otherwise; the reason label says why not.",
 }, []string{"namespace", "cluster", "index", "reason"})
@@ -81,63 +81,113 @@ func SetIndexReady(namespace, cluster, index, reason string, ready bool) {
 	if ready {
 		value = 1
 	}
-	indexReady.set(namespace, index, value, namespace, cluster, index, reason)
+	indexReady.replace(namespace, cluster, index, reason).Set(value)
 }
 
-// indexGauge is a gauge with one series per VectorIndex, whose other labels change (the
-// cluster, a readiness reason, a setting's source). It remembers each index's labels, so a
-// new series replaces the index's last by deleting exactly that one: DeletePartialMatch
-// scans every series of the vector, which once per reconcile grew with the square of the
-// fleet (half the reconcile's CPU at 2,000 indexes).
-type indexGauge struct {
-	*prometheus.GaugeVec
-	mu     sync.Mutex
-	labels map[indexKey][]string
+// perIndex is a metric vector whose series each belong to one VectorIndex (its namespace
+// and index labels). It remembers each index's series, so an index's series go by exact
+// deletes: DeletePartialMatch scans every series of the vector, and run in every reconcile
+// (a new readiness reason, an index without tuning or recall) it grew with the square of
+// the fleet — half the reconciles' CPU at 2,000 indexes.
+type perIndex[M any] struct {
+	prometheus.Collector
+	with      func(...string) M
+	delete    func(...string) bool
+	namespace int // where the namespace and index labels are among the label values
+	index     int
+	mu        sync.Mutex
+	series    map[indexKey][][]string // each index's series, by their label values
 }
 
 type indexKey struct{ namespace, index string }
 
-func newIndexGauge(opts prometheus.GaugeOpts, labelNames []string) *indexGauge {
-	return &indexGauge{GaugeVec: prometheus.NewGaugeVec(opts, labelNames), labels: map[indexKey][]string{}}
+type labelledVec[M any] interface {
+	prometheus.Collector
+	WithLabelValues(...string) M
+	DeleteLabelValues(...string) bool
 }
 
-// set gives the index's series, labelled with labels, the value.
-func (g *indexGauge) set(namespace, index string, value float64, labels ...string) {
-	key := indexKey{namespace, index}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if last, ok := g.labels[key]; ok && !slices.Equal(last, labels) {
-		g.DeleteLabelValues(last...)
+func newPerIndex[M any](vec labelledVec[M], labelNames []string) *perIndex[M] {
+	return &perIndex[M]{Collector: vec, with: vec.WithLabelValues, delete: vec.DeleteLabelValues,
+		namespace: slices.Index(labelNames, "namespace"), index: slices.Index(labelNames, "index"),
+		series: map[indexKey][][]string{}}
+}
+
+func newPerIndexGauge(opts prometheus.GaugeOpts, labelNames []string) *perIndex[prometheus.Gauge] {
+	return newPerIndex(prometheus.NewGaugeVec(opts, labelNames), labelNames)
+}
+
+func newPerIndexCounter(opts prometheus.CounterOpts, labelNames []string) *perIndex[prometheus.Counter] {
+	return newPerIndex(prometheus.NewCounterVec(opts, labelNames), labelNames)
+}
+
+// WithLabelValues returns the series labelled with the values, one of its index's series.
+func (p *perIndex[M]) WithLabelValues(labels ...string) M {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.remember(labels)
+	return p.with(labels...)
+}
+
+// replace returns the series labelled with the values as the only one of its index: the
+// index's others go (a reason, a source or a cluster that no longer holds).
+func (p *perIndex[M]) replace(labels ...string) M {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drop(labels[p.namespace], labels[p.index], labels)
+	p.remember(labels)
+	return p.with(labels...)
+}
+
+// retain drops the index's series but those labelled with one of keep.
+func (p *perIndex[M]) retain(namespace, index string, keep ...[]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drop(namespace, index, keep...)
+}
+
+func (p *perIndex[M]) remember(labels []string) {
+	key := indexKey{labels[p.namespace], labels[p.index]}
+	if !slices.ContainsFunc(p.series[key], func(l []string) bool { return slices.Equal(l, labels) }) {
+		p.series[key] = append(p.series[key], slices.Clone(labels))
 	}
-	g.labels[key] = labels
-	g.WithLabelValues(labels...).Set(value)
+}
+
+func (p *perIndex[M]) drop(namespace, index string, keep ...[]string) {
+	key := indexKey{namespace, index}
+	kept := slices.DeleteFunc(p.series[key], func(labels []string) bool {
+		if slices.ContainsFunc(keep, func(k []string) bool { return slices.Equal(k, labels) }) {
+			return false
+		}
+		p.delete(labels...)
+		return true
+	})
+	if len(kept) == 0 {
+		delete(p.series, key)
+	} else {
+		p.series[key] = kept
+	}
 }
 
 // forget drops the index's series.
-func (g *indexGauge) forget(namespace, index string) {
-	key := indexKey{namespace, index}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if last, ok := g.labels[key]; ok {
-		g.DeleteLabelValues(last...)
-		delete(g.labels, key)
-	}
+func (p *perIndex[M]) forget(namespace, index string) {
+	p.retain(namespace, index)
 }
 
 // TuningHeadroom is the CPU headroom an Auto-tuned index asks for, per cluster, so alerts
 // can compare node CPU with it.
-var TuningHeadroom = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+var TuningHeadroom = newPerIndexGauge(prometheus.GaugeOpts{
 	Name: "vectorpilot_index_tuning_headroom_percent",
 	Help: "CPU headroom target of an Auto-tuned index, in percent.",
 }, []string{"namespace", "cluster", "index"})
 
 // BenchmarkP90 and BenchmarkCPU are the benchmark table an Auto-tuned index is tuned from.
 var (
-	BenchmarkP90 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	BenchmarkP90 = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_benchmark_p90_seconds",
 		Help: "p90 service time measured by the benchmark an index is tuned from, per slice setting and client level.",
 	}, []string{"namespace", "index", "slices", "clients"})
-	BenchmarkCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	BenchmarkCPU = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_benchmark_cpu_percent",
 		Help: "Node CPU measured by the benchmark an index is tuned from, per slice setting and client level.",
 	}, []string{"namespace", "index", "slices", "clients"})
@@ -146,15 +196,15 @@ var (
 // The tuner's closed loop: live node CPU under the applied setting, what the benchmark
 // table predicts for it, and the correction applied to the table.
 var (
-	TuningObservedCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	TuningObservedCPU = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_index_tuning_observed_cpu_percent",
 		Help: "OpenSearch process CPU of the nodes between the tuner's last two samples, in percent of their cores.",
 	}, []string{"namespace", "index"})
-	TuningPredictedCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	TuningPredictedCPU = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_index_tuning_predicted_cpu_percent",
 		Help: "CPU the benchmark table, as measured, predicts for the applied slice setting at the same load.",
 	}, []string{"namespace", "index"})
-	TuningCPUCorrection = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	TuningCPUCorrection = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_index_tuning_cpu_correction",
 		Help: "Factor the tuner multiplies the benchmark table's CPU by, from live CPU (1: the table as measured).",
 	}, []string{"namespace", "index"})
@@ -185,15 +235,15 @@ func init() {
 // IndexRecall, IndexRecallTarget and RecallSearches are an index's live recall objective:
 // the recall@k last measured, its target, and the searches measuring it cost.
 var (
-	IndexRecall = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	IndexRecall = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_index_recall",
 		Help: "Live recall@k of an index as last measured (approximate against exact search on sampled documents).",
 	}, []string{"namespace", "cluster", "index", "field", "k"})
-	IndexRecallTarget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	IndexRecallTarget = newPerIndexGauge(prometheus.GaugeOpts{
 		Name: "vectorpilot_index_recall_target",
 		Help: "Recall@k an index's spec.recall asks for.",
 	}, []string{"namespace", "cluster", "index", "field", "k"})
-	RecallSearches = prometheus.NewCounterVec(prometheus.CounterOpts{
+	RecallSearches = newPerIndexCounter(prometheus.CounterOpts{
 		Name: "vectorpilot_index_recall_searches_total",
 		Help: "Searches the operator sent to measure an index's live recall.",
 	}, []string{"namespace", "cluster", "index"})
@@ -203,12 +253,11 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(IndexRecall, IndexRecallTarget, RecallSearches)
 }
 
-// recallSeries go when an index's spec.recall goes, and with the index.
-var recallSeries = []*prometheus.MetricVec{IndexRecall.MetricVec, IndexRecallTarget.MetricVec, RecallSearches.MetricVec}
-
 // ForgetRecall drops an index's live recall series.
 func ForgetRecall(namespace, index string) {
-	forgetIndexSeries(recallSeries, namespace, index)
+	IndexRecall.forget(namespace, index)
+	IndexRecallTarget.forget(namespace, index)
+	RecallSearches.forget(namespace, index)
 }
 
 // ForgetRun drops every series of a deleted BenchmarkRun.
@@ -218,29 +267,45 @@ func ForgetRun(namespace, run string) {
 	}
 }
 
-// tuningSeries are the autotuner's series of an index: they go when the index stops being
-// Auto-tuned, and with the index.
-var tuningSeries = []*prometheus.MetricVec{TuningHeadroom.MetricVec, BenchmarkP90.MetricVec, BenchmarkCPU.MetricVec,
-	TuningObservedCPU.MetricVec, TuningPredictedCPU.MetricVec, TuningCPUCorrection.MetricVec}
+// BenchmarkCell is one cell of the benchmark table an index is tuned from.
+type BenchmarkCell struct {
+	Slices, Clients        string
+	P90Seconds, CPUPercent float64
+}
 
-// ForgetTuning drops the autotuner's series of an index.
+// SetBenchmarkTable publishes the benchmark table an Auto-tuned index is tuned from; the
+// cells of an earlier table that this one lacks go.
+func SetBenchmarkTable(namespace, index string, cells []BenchmarkCell) {
+	keep := make([][]string, len(cells))
+	for i, c := range cells {
+		keep[i] = []string{namespace, index, c.Slices, c.Clients}
+	}
+	BenchmarkP90.retain(namespace, index, keep...)
+	BenchmarkCPU.retain(namespace, index, keep...)
+	for i, c := range cells {
+		BenchmarkP90.WithLabelValues(keep[i]...).Set(c.P90Seconds)
+		BenchmarkCPU.WithLabelValues(keep[i]...).Set(c.CPUPercent)
+	}
+}
+
+// ForgetTuning drops the autotuner's series of an index: when it stops being Auto-tuned,
+// and with the index.
 func ForgetTuning(namespace, index string) {
-	forgetIndexSeries(tuningSeries, namespace, index)
+	TuningHeadroom.forget(namespace, index)
+	BenchmarkP90.forget(namespace, index)
+	BenchmarkCPU.forget(namespace, index)
+	TuningObservedCPU.forget(namespace, index)
+	TuningPredictedCPU.forget(namespace, index)
+	TuningCPUCorrection.forget(namespace, index)
 }
 
 // ForgetIndex drops every series of a deleted VectorIndex, the tuner's included.
 func ForgetIndex(namespace, index string) {
 	sliceCount.forget(namespace, index)
 	indexReady.forget(namespace, index)
-	forgetIndexSeries([]*prometheus.MetricVec{TunerDecisions.MetricVec}, namespace, index)
+	TunerDecisions.forget(namespace, index)
 	ForgetTuning(namespace, index)
 	ForgetRecall(namespace, index)
-}
-
-func forgetIndexSeries(vecs []*prometheus.MetricVec, namespace, index string) {
-	for _, m := range vecs {
-		m.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "index": index})
-	}
 }
 
 // Snapshot metrics, per SnapshotPolicy.

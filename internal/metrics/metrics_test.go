@@ -23,8 +23,11 @@ func TestForgetIndexLeavesNoSeries(t *testing.T) {
 	TuningObservedCPU.WithLabelValues(ns, index).Set(12)
 	TuningPredictedCPU.WithLabelValues(ns, index).Set(10)
 	TuningCPUCorrection.WithLabelValues(ns, index).Set(1.2)
-	if n := seriesOf(t, ns, index); n != 9 {
-		t.Fatalf("%d series set, want 9", n)
+	IndexRecall.WithLabelValues(ns, "c", index, "v", "10").Set(0.9)
+	IndexRecallTarget.WithLabelValues(ns, "c", index, "v", "10").Set(0.95)
+	RecallSearches.WithLabelValues(ns, "c", index).Add(20)
+	if n := seriesOf(t, ns, index); n != 12 {
+		t.Fatalf("%d series set, want 12", n)
 	}
 	ForgetIndex(ns, index)
 	if n := seriesOf(t, ns, index); n != 0 {
@@ -74,6 +77,38 @@ func BenchmarkSetIndexReady(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				SetIndexReady(ns, "c", fmt.Sprintf("idx-%05d", i%n), "", true)
+			}
+		})
+	}
+}
+
+// BenchmarkForgetUntunedIndex: what every reconcile of an index without tuning or recall
+// spends dropping their series, beside a fleet of tuned indexes (a 4 × 4 table each).
+func BenchmarkForgetUntunedIndex(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("tuned=%d", n), func(b *testing.B) {
+			ns := fmt.Sprintf("bench-tuned-%d", n)
+			for i := range n {
+				index := fmt.Sprintf("idx-%05d", i)
+				TuningHeadroom.WithLabelValues(ns, "c", index).Set(20)
+				TuningCPUCorrection.WithLabelValues(ns, index).Set(1)
+				IndexRecall.WithLabelValues(ns, "c", index, "v", "10").Set(0.9)
+				for _, slices := range []string{"0", "1", "2", "4"} {
+					for _, clients := range []string{"1", "2", "4", "8"} {
+						BenchmarkP90.WithLabelValues(ns, index, slices, clients).Set(0.01)
+						BenchmarkCPU.WithLabelValues(ns, index, slices, clients).Set(10)
+					}
+				}
+			}
+			b.Cleanup(func() {
+				for i := range n {
+					ForgetIndex(ns, fmt.Sprintf("idx-%05d", i))
+				}
+			})
+			b.ResetTimer()
+			for range b.N {
+				ForgetTuning(ns, "untuned")
+				ForgetRecall(ns, "untuned")
 			}
 		})
 	}
