@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // cpuTimeline samples, every period, the CPU the machine spent and how it was shared:
@@ -33,55 +36,36 @@ func cpuUsage(dir string) float64 {
 	return ns
 }
 
-// outsideProcesses is the CPU time (in clock ticks) of every process outside the node
+// outsideProcesses is the CPU time (in seconds) of every process outside the node
 // cgroup, by PID, with its command name: the part of "outside the node" each one took.
-func outsideProcesses(nodeCgroup string) map[int]procTicks {
-	out := map[int]procTicks{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+func outsideProcesses(nodeCgroup string) map[int]procCPU {
+	out := map[int]procCPU{}
+	procs, _ := procfs.AllProcs()
+	for _, p := range procs {
+		cgroups, err := p.Cgroups()
+		if err != nil || slices.ContainsFunc(cgroups, func(c procfs.Cgroup) bool { return strings.Contains(c.Path, nodeCgroup) }) {
+			continue
+		}
+		stat, err := p.Stat()
 		if err != nil {
 			continue
 		}
-		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
-		if err != nil || strings.Contains(string(cg), nodeCgroup) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ... utime(14) stime(15); comm may hold spaces.
-		s := string(stat)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseFloat(fields[11], 64)
-		stime, _ := strconv.ParseFloat(fields[12], 64)
-		out[pid] = procTicks{name: s[open+1 : end], ticks: utime + stime}
+		out[p.PID] = procCPU{name: stat.Comm, seconds: stat.CPUTime()}
 	}
 	return out
 }
 
-type procTicks struct {
-	name  string
-	ticks float64
+type procCPU struct {
+	name    string
+	seconds float64
 }
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux).
-const clockTicks = 100
 
 // busiestOutside names the processes outside the node that took at least 0.05 cores
 // between two samples, by command name, busiest first.
-func busiestOutside(prev, now map[int]procTicks, secs float64) string {
+func busiestOutside(prev, now map[int]procCPU, secs float64) string {
 	byName := map[string]float64{}
 	for pid, p := range now {
-		byName[p.name] += (p.ticks - prev[pid].ticks) / clockTicks / secs
+		byName[p.name] += (p.seconds - prev[pid].seconds) / secs
 	}
 	names := make([]string, 0, len(byName))
 	for n, cores := range byName {

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -225,16 +226,15 @@ func claimSlot() (int, error) {
 
 // processIdentity is a PID with its start time, so a reused PID is not taken for its owner.
 func processIdentity(pid int) string {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	proc, err := procfs.NewProc(pid)
 	if err != nil {
 		return ""
 	}
-	// Fields after the command (which may hold spaces) start after the last ')'.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	if len(fields) < 20 {
+	stat, err := proc.Stat()
+	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%d %s", pid, fields[19])
+	return fmt.Sprintf("%d %d", pid, stat.Starttime)
 }
 
 // CleanLeftovers undoes every slot whose owning process is gone (a run that crashed).
