@@ -92,7 +92,8 @@ func fleet(b *testing.B, n int) {
 		ObjectMeta: metav1.ObjectMeta{Name: "vectors", Namespace: ns},
 		Spec:       v1alpha1.SearchClusterSpec{External: &v1alpha1.ExternalCluster{Endpoint: url}},
 	}))
-	reqs0, reconciles0, latency0 := requests(ns), reconciles(), reconcileLatency()
+	before := gather()
+	reqs0, reconciles0, latency0 := before.requests(ns), before.reconciles(), before.reconcileLatency()
 	sent.reset()
 	cpu0 := cpuNow(b)
 	start := time.Now()
@@ -105,14 +106,16 @@ func fleet(b *testing.B, n int) {
 	// apiserver at 31-57 % of a core beside the node whose index creation is the bound.
 	// Reading the gauge is not free either: a gather has the operator's collector build
 	// every index's series, and ten a second took a third of this process's CPU at 2,000
-	// indexes (Prometheus gathers once a scrape).
+	// indexes (Prometheus gathers once a scrape). Each poll reads the gauge and the queue
+	// depth from one gather.
 	//
 	// A line a minute while the fleet converges: how fast indexes turn Ready, and what the
 	// operator asked of OpenSearch meanwhile, so a slow run says where it slowed.
 	nextProgress := start.Add(time.Minute)
 	for {
-		maxDepth = max(maxDepth, queueDepth())
-		ready := int(seriesSum("vectorpilot_index_ready", "namespace", ns))
+		now := gather()
+		maxDepth = max(maxDepth, now.queueDepth())
+		ready := int(now.sum("vectorpilot_index_ready", "namespace", ns))
 		if ready == n && readyInAPI(b, k8s, ns) == n {
 			break
 		}
@@ -122,20 +125,21 @@ func fleet(b *testing.B, n int) {
 		if time.Now().After(nextProgress) {
 			nextProgress = nextProgress.Add(time.Minute)
 			b.Logf("%s: %d of %d Ready, work queue depth %.0f, %.0f reconciles, %.0f OpenSearch requests so far",
-				time.Since(start).Round(time.Second), ready, n, queueDepth(), reconciles()-reconciles0, requests(ns)-reqs0)
+				time.Since(start).Round(time.Second), ready, n, now.queueDepth(), now.reconciles()-reconciles0, now.requests(ns)-reqs0)
 		}
 		time.Sleep(time.Second)
 	}
 	toReady := time.Since(start)
 	cpuToReady := cpuNow(b).minus(cpu0)
 	kindsToReady := sent.reset()
-	reqs1, reconciles1 := requests(ns), reconciles()
-	p99 := reconcileLatency().minus(latency0).quantileBound(0.99)
+	atReady := gather()
+	reqs1, reconciles1 := atReady.requests(ns), atReady.reconciles()
+	p99 := atReady.reconcileLatency().minus(latency0).quantileBound(0.99)
 	rssAtReady := rssMB(b)
 	time.Sleep(time.Minute)
-	reqs2 := requests(ns)
+	reqs2 := gather().requests(ns)
 	time.Sleep((idleWindows - 1) * time.Minute)
-	reqs3 := requests(ns)
+	reqs3 := gather().requests(ns)
 	steadyIdle := (reqs3 - reqs2) / float64(n) / (idleWindows - 1)
 
 	b.ReportMetric(toReady.Seconds(), "s-to-all-ready")
@@ -317,26 +321,49 @@ func must(b *testing.B, err error) {
 	}
 }
 
-// requests is the operator's OpenSearch request counter for the namespace's cluster.
-func requests(ns string) float64 {
-	return seriesSum("vectorpilot_opensearch_requests_total", "namespace", ns)
+// gathered is one gather of the operator's registry: each costs the operator's collectors
+// a pass over every index's series, so a poll reads all it needs from one.
+type gathered []*dto.MetricFamily
+
+func gather() gathered {
+	families, _ := ctrlmetrics.Registry.Gather()
+	return families
 }
 
-// reconciles counts VectorIndex reconciles so far, across managers in this process.
-func reconciles() float64 {
-	return seriesSum("controller_runtime_reconcile_total", "controller", "vectorindex")
+func (g gathered) named(name string) []*dto.Metric {
+	for _, f := range g {
+		if f.GetName() == name {
+			return f.GetMetric()
+		}
+	}
+	return nil
 }
 
-// seriesSum sums the counter's or gauge's series whose label key is value (a series has
-// one of the two; the other reads 0).
-func seriesSum(name, key, value string) float64 {
+// sum adds the counter's or gauge's series whose label key is value (a series has one of
+// the two; the other reads 0).
+func (g gathered) sum(name, key, value string) float64 {
 	var sum float64
-	for _, m := range metricsNamed(name) {
+	for _, m := range g.named(name) {
 		if label(m, key) == value {
 			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
 	return sum
+}
+
+// requests is the operator's OpenSearch request counter for the namespace's cluster.
+func (g gathered) requests(ns string) float64 {
+	return g.sum("vectorpilot_opensearch_requests_total", "namespace", ns)
+}
+
+// reconciles counts VectorIndex reconciles so far, across managers in this process.
+func (g gathered) reconciles() float64 {
+	return g.sum("controller_runtime_reconcile_total", "controller", "vectorindex")
+}
+
+// queueDepth is the VectorIndex controller's work queue depth.
+func (g gathered) queueDepth() float64 {
+	return g.sum("workqueue_depth", "name", "vectorindex")
 }
 
 // readyInAPI counts the namespace's VectorIndexes whose Ready condition is True.
@@ -352,18 +379,13 @@ func readyInAPI(b *testing.B, k8s client.Client, ns string) int {
 	return ready
 }
 
-// queueDepth is the VectorIndex controller's work queue depth now.
-func queueDepth() float64 {
-	return seriesSum("workqueue_depth", "name", "vectorindex")
-}
-
 // latencyBuckets are the cumulative counts of a reconcile-time histogram by upper bound.
 type latencyBuckets map[float64]uint64
 
 // reconcileLatency is controller-runtime's VectorIndex reconcile-time histogram so far.
-func reconcileLatency() latencyBuckets {
+func (g gathered) reconcileLatency() latencyBuckets {
 	out := latencyBuckets{}
-	for _, m := range metricsNamed("controller_runtime_reconcile_time_seconds") {
+	for _, m := range g.named("controller_runtime_reconcile_time_seconds") {
 		if label(m, "controller") != "vectorindex" {
 			continue
 		}
@@ -405,19 +427,6 @@ func label(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
-}
-
-func metricsNamed(name string) []*dto.Metric {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return nil
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return f.GetMetric()
-		}
-	}
-	return nil
 }
 
 // rssMB is this process's resident set: the operator's controllers, caches and clients.

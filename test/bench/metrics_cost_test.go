@@ -53,11 +53,11 @@ func metricsCost(b *testing.B, n int) {
 	}
 	const polls = 5
 	c := &observe.Collector{Reader: k8s, Resolver: &connect.Resolver{Reader: k8s}}
-	before := requests(ns)
+	before := gather().requests(ns)
 	for i := 0; i < polls; i++ {
 		c.Poll(ctx)
 	}
-	perPoll := (requests(ns) - before) / polls
+	perPoll := (gather().requests(ns) - before) / polls
 	b.ReportMetric(perPoll, "os-requests/poll")
 	b.ReportMetric(perPoll*2, "os-requests/min-at-30s-interval")
 	b.Logf("%d indexes: %.1f OpenSearch requests per poll, %.0f per minute at the default 30s interval", n, perPoll, perPoll*2)
