@@ -7,10 +7,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
+	"github.com/vectorpilot/vectorpilot/internal/harness/testsupport"
 	"github.com/vectorpilot/vectorpilot/internal/indexspec"
 	"github.com/vectorpilot/vectorpilot/internal/metrics"
 	"github.com/vectorpilot/vectorpilot/internal/opensearch"
@@ -127,25 +127,9 @@ func TestExportedTableIsTheTableTunedFrom(t *testing.T) {
 	exportTable(vi, autotune.Table{Results: []autotune.Measurement{cell(1, 1, 30), cell(2, 1, 20), cell(2, 4, 40)}})
 	exportTable(vi, autotune.Table{Results: []autotune.Measurement{cell(1, 1, 25), cell(4, 1, 10)}})
 
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "vectorpilot_benchmark_p90_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			l := map[string]string{}
-			for _, p := range m.GetLabel() {
-				l[p.GetName()] = p.GetValue()
-			}
-			if l["namespace"] == vi.Namespace && l["index"] == vi.Name {
-				got[l["slices"]+"x"+l["clients"]] = m.GetGauge().GetValue()
-			}
-		}
-	}
+	got := testsupport.IndexSeries(t, "vectorpilot_benchmark_p90_seconds", vi.Namespace, vi.Name, func(l map[string]string) string {
+		return l["slices"] + "x" + l["clients"]
+	})
 	want := map[string]float64{"1x1": 0.025, "4x1": 0.010}
 	if !maps.Equal(got, want) {
 		t.Errorf("p90 series by slices x clients: %v, want %v", got, want)

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vectorpilot/vectorpilot/api/v1alpha1"
 	"github.com/vectorpilot/vectorpilot/internal/autotune"
@@ -101,27 +100,7 @@ func TestAutoTuningFollowsTheLoad(t *testing.T) {
 // tunerDecisions reads vectorpilot_tuner_decisions_total of one index from the metrics
 // registry the operator serves, by kind.
 func tunerDecisions(t *testing.T, vi *v1alpha1.VectorIndex) map[string]float64 {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "vectorpilot_tuner_decisions_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["namespace"] == vi.Namespace && labels["index"] == vi.Name {
-				out[labels["kind"]] = m.GetCounter().GetValue()
-			}
-		}
-	}
-	return out
+	return testsupport.IndexSeries(t, "vectorpilot_tuner_decisions_total", vi.Namespace, vi.Name, func(l map[string]string) string { return l["kind"] })
 }
 
 func TestAutoTuningWithoutResultsSaysSoAndKeepsTheSpec(t *testing.T) {
