@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -79,6 +80,46 @@ func BenchmarkSetIndexReady(b *testing.B) {
 				SetIndexReady(ns, "c", fmt.Sprintf("idx-%05d", i%n), "", true)
 			}
 		})
+	}
+}
+
+// TestIndexSeriesUnderConcurrentReconciles: reconciles of different indexes write and drop
+// their series at once (the controller runs several workers); each index ends with exactly
+// the series of its last writes, and a forgotten index with none.
+func TestIndexSeriesUnderConcurrentReconciles(t *testing.T) {
+	const ns, workers, perWorker = "concurrent-ns", 8, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWorker {
+				index := fmt.Sprintf("idx-%d-%d", w, i)
+				for round, reason := range []string{"Creating", "Progressing", ""} {
+					SetIndexReady(ns, "c", index, reason, reason == "")
+					SetSliceCount(ns, index, "spec", float64(round))
+					SetBenchmarkTable(ns, index, []BenchmarkCell{{Slices: fmt.Sprint(round), Clients: "1"}, {Slices: "1", Clients: "1"}})
+				}
+				if i%2 == 1 {
+					ForgetIndex(ns, index)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		for i := range perWorker {
+			index := fmt.Sprintf("idx-%d-%d", w, i)
+			// Ready, slices and 2 × 2 table cells (slices 2 and 1, at 1 client).
+			want := 6
+			if i%2 == 1 {
+				want = 0
+			}
+			if got := seriesOf(t, ns, index); got != want {
+				t.Errorf("%s: %d series, want %d", index, got, want)
+			}
+			ForgetIndex(ns, index)
+		}
 	}
 }
 
