@@ -53,7 +53,8 @@ const (
 
 // legacyObjects is what a user of that release applied, in the fields it knew: a managed
 // cluster of one node whose snapshots go to a folder on its volume, the same cluster again
-// as an external one, an index, and a snapshot policy taking a snapshot every minute.
+// as an external one, an index, and a snapshot policy taking a snapshot every ten seconds
+// (a cron schedule's minute boundary left the test idle for up to a minute twice).
 const legacyObjects = `
 apiVersion: vectorpilot.io/v1alpha1
 kind: SearchCluster
@@ -100,13 +101,13 @@ spec:
 ---
 apiVersion: vectorpilot.io/v1alpha1
 kind: SnapshotPolicy
-metadata: {name: every-minute}
+metadata: {name: every-10s}
 spec:
   clusterRef: {name: old}
   repository:
     name: local
     fs: {location: /usr/share/opensearch/data/snapshots/docs}
-  schedule: "* * * * *"
+  schedule: "@every 10s"
   retention: {maxCount: 3}
 `
 
@@ -171,7 +172,7 @@ func TestOperatorUpgradeKeepsOldClusters(t *testing.T) {
 	old := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNamespace, Name: "old"}}
 	outside := &v1alpha1.SearchCluster{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNamespace, Name: "outside"}}
 	index := &v1alpha1.VectorIndex{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNamespace, Name: "docs"}}
-	policy := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNamespace, Name: "every-minute"}}
+	policy := &v1alpha1.SnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNamespace, Name: "every-10s"}}
 	waitReady(t, old, func() []metav1.Condition { return old.Status.Conditions }, 6*time.Minute)
 	waitReady(t, outside, func() []metav1.Condition { return outside.Status.Conditions }, 2*time.Minute)
 	waitReady(t, index, func() []metav1.Condition { return index.Status.Conditions }, 2*time.Minute)
