@@ -31,19 +31,20 @@ tools:
 ## promtool and Prometheus, nginx (TLS and basic auth in front of a node), OpenSearch Benchmark, the real
 ## node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS, a Debian rootfs for images) and
 ## Argo Workflows (workflow controller, executor, install.yaml)
+## (hack/part.sh runs each part; under hack/test.sh it records the part's time for the report)
 real-parts:
-	hack/install-kube.sh
-	hack/install-node.sh
-	hack/install-opensearch.sh >/dev/null
+	hack/part.sh "control plane" hack/install-kube.sh
+	hack/part.sh "node" hack/install-node.sh
+	hack/part.sh "OpenSearch $(OPENSEARCH_VERSION) + native" hack/install-opensearch.sh >/dev/null
 	OPENSEARCH_VERSION=$(OPENSEARCH_UPGRADE_FROM_VERSION) OPENSEARCH_ARTIFACT_VERSIONS=$(OPENSEARCH_UPGRADE_FROM_ARTIFACTS) \
-		hack/install-opensearch.sh >/dev/null
-	OPENSEARCH_VERSION=$(OPENSEARCH_PREVIOUS_MAJOR_VERSION) hack/install-opensearch.sh >/dev/null
-	hack/install-s3.sh >/dev/null
-	hack/install-promtool.sh >/dev/null
-	hack/install-nginx.sh >/dev/null
-	hack/install-python.sh hack/requirements-osb.txt venv-osb >/dev/null
-	hack/install-argo.sh >/dev/null
-	hack/install-prometheus-operator.sh >/dev/null
+		hack/part.sh "OpenSearch $(OPENSEARCH_UPGRADE_FROM_VERSION)" hack/install-opensearch.sh >/dev/null
+	OPENSEARCH_VERSION=$(OPENSEARCH_PREVIOUS_MAJOR_VERSION) hack/part.sh "OpenSearch $(OPENSEARCH_PREVIOUS_MAJOR_VERSION)" hack/install-opensearch.sh >/dev/null
+	hack/part.sh "S3 server" hack/install-s3.sh >/dev/null
+	hack/part.sh "promtool, Prometheus" hack/install-promtool.sh >/dev/null
+	hack/part.sh "nginx" hack/install-nginx.sh >/dev/null
+	hack/part.sh "OpenSearch Benchmark" hack/install-python.sh hack/requirements-osb.txt venv-osb >/dev/null
+	hack/part.sh "Argo Workflows" hack/install-argo.sh >/dev/null
+	hack/part.sh "Prometheus Operator" hack/install-prometheus-operator.sh >/dev/null
 
 ## manifests: CRDs and RBAC from the API types and controller markers, the chart's copies, and
 ## the API reference (docs/api-reference.md)

@@ -17,6 +17,20 @@ done < "$ROOT_DIR/hack/versions.env"
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# Whether a step or a test waited or computed: the machine's CPU, from /proc/stat's first
+# line, as "busy total" jiffies (busy: everything but idle and iowait; total: all of it).
+cpu_jiffies() {
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+  echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+# busy_share "BUSY TOTAL" "BUSY TOTAL": the percentage of the cores' time busy in between.
+busy_share() {
+  local b0 t0 b1 t1
+  read -r b0 t0 <<<"$1"
+  read -r b1 t1 <<<"$2"
+  ((t1 > t0)) && echo "$((100 * (b1 - b0) / (t1 - t0)))" || echo "?"
+}
 # install_go_tool installs a pinned Go command into bin/ unless that version is there; the
 # arguments after the version go to go install.
 install_go_tool() {

@@ -80,20 +80,6 @@ events=$(mktemp -d)
 cpu_samples=$(mktemp)
 scratch+=("$output" "$packages" "$events" "$cpu_samples")
 
-# Whether a step or a test waited or computed: the machine's CPU, from /proc/stat's first
-# line, as "busy total" jiffies (busy: everything but idle and iowait; total: all of it).
-cpu_jiffies() {
-  local _ user nice system idle iowait irq softirq steal
-  read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
-  echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
-}
-# busy_share "BUSY TOTAL" "BUSY TOTAL": the percentage of the cores' time busy in between.
-busy_share() {
-  local b0 t0 b1 t1
-  read -r b0 t0 <<<"$1"
-  read -r b1 t1 <<<"$2"
-  ((t1 > t0)) && echo "$((100 * (b1 - b0) / (t1 - t0)))" || echo "?"
-}
 # A sample a second, for the slowest tests' share (hack/test-summary.sh): "epoch busy total".
 sample_cpu() { while :; do echo "$EPOCHREALTIME $(cpu_jiffies)"; sleep 1; done; }
 sample_cpu >"$cpu_samples" &
@@ -151,8 +137,16 @@ report() {
 # says what a cold machine spends installing beside what the tests take. A part that cannot
 # be installed ends the run there; lint findings fail it after the tests ran.
 if [ $# -eq 0 ]; then
+  # Each real part's time (hack/part.sh), listed under its phase.
+  VECTORPILOT_PART_TIMES=$(mktemp)
+  scratch+=("$VECTORPILOT_PART_TIMES")
+  export VECTORPILOT_PART_TIMES
   for phase in tools real-parts; do
-    if ! step "set-up: make $phase" make --no-print-directory "$phase"; then
+    status=0
+    step "set-up: make $phase" make --no-print-directory "$phase" || status=$?
+    mapfile -t -O "${#steps[@]}" steps < <(sed 's/^/  /' "$VECTORPILOT_PART_TIMES")
+    : >"$VECTORPILOT_PART_TIMES"
+    if [ "$status" -ne 0 ]; then
       report
       die "make $phase failed; no test ran"
     fi
